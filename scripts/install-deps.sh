@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install everything xaclab needs on Debian 12, from Debian packages and PyPI.
+# Idempotent: a second run installs nothing.  Run as root.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+debs=(
+  build-essential make gcc git pkg-config
+  libdb5.3-dev liblmdb-dev db5.3-util lmdb-utils
+  postgresql postgresql-client
+  python3 python3-venv python3-dev
+  chromium chromium-driver
+  valgrind
+  hdparm sdparm nvme-cli util-linux
+  prometheus prometheus-node-exporter
+  debootstrap systemd-container iproute2 openssh-client rsync
+)
+
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian starts the packaged services on install; the lab's tests and demo
+# start their own instances on loopback, so the packaged ones stay off.
+for svc in postgresql prometheus prometheus-node-exporter; do
+  if systemctl is-enabled "$svc" >/dev/null 2>&1; then
+    systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  fi
+done
+
+"$here/scripts/install-python.sh"
