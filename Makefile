@@ -1,0 +1,41 @@
+# xaclab: the two commands of the README, and a few for people working on one part.
+#
+#   make demo     install, build, start a server and a local agent, queue a quick
+#                 page-touch run and print the URL to open (Ctrl-C stops all)
+#   make test     install, build, and run every test (starts its own PostgreSQL)
+#   make bench SUITE=page-touch PROFILE=quick   run a suite locally, no server;
+#                 result-format JSON lines on stdout
+#   make serve    the server alone on the embedded SQLite default,
+#                 127.0.0.1:$(PORT) (default 8000)
+
+SUITE   ?= page-touch
+PROFILE ?= quick
+PORT    ?= 8000
+VENV    := .venv/bin
+
+.PHONY: demo test bench serve deps build lint clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@$(MAKE) -s -C libxac
+
+demo: build
+	@scripts/demo.sh
+
+test: build
+	@scripts/test.sh
+
+bench: build
+	@$(VENV)/xaclab-agent bench --suite "$(SUITE)" --profile "$(PROFILE)"
+
+serve: deps
+	@scripts/serve.sh
+
+lint: deps
+	@scripts/lint.sh
+
+clean:
+	$(MAKE) -C libxac clean
+	rm -rf .demo .test
