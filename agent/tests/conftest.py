@@ -1,0 +1,169 @@
+"""Shared fixtures: a fake benchmark program, a fake suite, an in-memory agent API."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+RESULT: dict[str, Any] = {
+    "format": "xaclab-result",
+    "format_version": 1,
+    "suite": "fake",
+    "benchmark": "fake_touch",
+    "sut": "os",
+    "params": {"n": 1},
+    "metric": "time_per_page",
+    "unit": "us",
+    "better": "lower",
+    "samples": [1.0, 2.0, 3.0],
+    "library": {"name": "libxac", "version": "0.1.0", "git_revision": "abc"},
+}
+
+FAKE_SUITE = {
+    "name": "fake",
+    "title": "Fake",
+    "description": "test suite",
+    "programs": ["fake_bench"],
+    "profiles": {"quick": ["--quick"], "full": []},
+    "params": {
+        "repetitions": {"type": "integer", "min": 1, "max": 100, "flag": "--reps", "help": ""},
+        "ratio": {"type": "number", "min": 0, "max": 1, "flag": "--ratio", "help": ""},
+        "advisory": {"type": "boolean", "flag": "--advisory", "help": ""},
+        "access": {"type": "enum", "choices": ["read", "write"], "flag": "--access", "help": ""},
+    },
+}
+
+# The fake program: prints its argv, cwd and TMPDIR as a result's params, two
+# results, progress lines and a diagnostic; FAKE_MODE in a file picks a failure.
+FAKE_PROGRAM = textwrap.dedent(
+    """\
+    import json, os, sys, time
+    base = json.loads(os.environ.get("FAKE_RESULT") or {result!r})
+    mode_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mode")
+    mode = open(mode_file).read().strip() if os.path.exists(mode_file) else "ok"
+    ran = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ran")
+    open(ran, "a").write(json.dumps(sys.argv[1:]) + "\\n")
+    open("scratch", "w").write("x")
+    print("xaclab-progress 0.0 starting", file=sys.stderr, flush=True)
+    print("diagnostic: hello", file=sys.stderr, flush=True)
+    for i in range(2):
+        r = dict(base, params={{"i": i, "argv": " ".join(sys.argv[1:]),
+                               "cwd": os.getcwd(), "tmpdir": os.environ.get("TMPDIR", "")}})
+        print(json.dumps(r), flush=True)
+        print("xaclab-progress %.1f step %d" % ((i + 1) / 2, i), file=sys.stderr, flush=True)
+    if mode == "badline":
+        print("this is not json", flush=True)
+    if mode == "fail":
+        print("fatal: disk on fire", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if mode == "sleep":
+        time.sleep(60)
+    if mode == "env":
+        print(json.dumps(dict(base, env={{}})), flush=True)
+    """
+).format(result=json.dumps(RESULT))
+
+
+@dataclass
+class FakeLab:
+    bin_dir: Path
+    suites_dir: Path
+    work_dir: Path
+
+    def set_mode(self, mode: str) -> None:
+        (self.bin_dir / "mode").write_text(mode)
+
+    def runs(self) -> list[list[str]]:
+        ran = self.bin_dir / "ran"
+        if not ran.exists():
+            return []
+        return [json.loads(line) for line in ran.read_text().splitlines()]
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> FakeLab:
+    bin_dir = tmp_path / "bin"
+    suites_dir = tmp_path / "suites"
+    work_dir = tmp_path / "work"
+    bin_dir.mkdir()
+    suites_dir.mkdir()
+    program = bin_dir / "fake_bench"
+    program.write_text(f"#!{sys.executable}\n{FAKE_PROGRAM}")
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    (suites_dir / "fake.json").write_text(json.dumps(FAKE_SUITE))
+    return FakeLab(bin_dir, suites_dir, work_dir)
+
+
+@dataclass
+class FakeServer:
+    """The agent API in memory, with switches to make it fail."""
+
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    progress: list[dict[str, Any]] = field(default_factory=list)
+    uploads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    finished: dict[int, dict[str, Any]] = field(default_factory=dict)
+    fail_paths: dict[str, int] = field(default_factory=dict)
+    token: str = "xa_test"
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path.removeprefix("/api/agent/v1")
+        kind = path.rsplit("/", 1)[-1]
+        self.calls.append((request.method, path))
+        if kind in self.fail_paths:
+            return httpx.Response(self.fail_paths[kind], json={"detail": "down"})
+        if path == "/register":
+            return httpx.Response(201, json={"machine_id": 1, "agent_token": self.token})
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return httpx.Response(401, json={"detail": "unknown token"})
+        body = json.loads(request.content) if request.content else {}
+        if path == "/jobs/claim":
+            pending = [j for j in self.jobs if j["job_id"] not in self.finished]
+            return httpx.Response(200, json=pending[0]) if pending else httpx.Response(204)
+        job_id = int(path.split("/")[2])
+        if kind == "progress":
+            self.progress.append(body)
+            return httpx.Response(200, json={})
+        if kind == "results":
+            duplicate = body["upload_id"] in self.uploads
+            self.uploads.setdefault(body["upload_id"], body["results"])
+            stored = 0 if duplicate else len(body["results"])
+            return httpx.Response(200, json={"stored": stored, "duplicate": duplicate})
+        if kind == "finish":
+            self.finished[job_id] = body
+            return httpx.Response(200, json={})
+        return httpx.Response(404, json={"detail": "no such path"})
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handler)
+
+    def results(self) -> list[dict[str, Any]]:
+        return [r for upload in self.uploads.values() for r in upload]
+
+
+@pytest.fixture
+def server() -> FakeServer:
+    return FakeServer()
+
+
+@pytest.fixture
+def no_sleep() -> Callable[[float], None]:
+    def sleep(_: float) -> None:
+        return None
+
+    return sleep
+
+
+@pytest.fixture
+def valid_result() -> dict[str, Any]:
+    copy: dict[str, Any] = json.loads(json.dumps(RESULT))
+    return copy

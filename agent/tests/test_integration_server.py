@@ -1,0 +1,181 @@
+"""The agent against the real xaclab server (SQLite in a temp dir), both as subprocesses."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+# The server is part of the same checkout and `make test` installs it: its
+# absence is a broken environment, not a reason to skip.
+assert importlib.util.find_spec("xaclab_server") is not None, "xaclab-server is not installed"
+
+
+@dataclass
+class Lab:
+    url: str
+    agent_env: dict[str, str]
+    token_file: Path
+    state_dir: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _agent(lab: Lab, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xaclab_agent.cli", *args],
+        env=lab.agent_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def real(lab: Any, tmp_path: Path) -> Iterator[Lab]:
+    token = secrets.token_hex(16)
+    port = _free_port()
+    server_env = dict(
+        os.environ,
+        XACLAB_REGISTRATION_TOKEN=token,
+        XACLAB_ENV="test",
+        XACLAB_DATA_DIR=str(tmp_path / "data"),
+        XACLAB_SUITES_DIR=str(lab.suites_dir),
+    )
+    server_env.pop("XACLAB_DATABASE_URL", None)
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xaclab_server.cli", "--host", "127.0.0.1", "--port", str(port)],
+        env=server_env,
+        cwd=tmp_path,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                if httpx.get(f"{url}/api/v1/suites", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.2)
+        token_file = tmp_path / "registration-token"
+        token_file.write_text(token + "\n")
+        agent_env = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
+        agent_env.update(
+            XACLAB_AGENT_CONFIG=str(tmp_path / "agent.toml"),
+            XACLAB_AGENT_STATE_DIR=str(tmp_path / "state"),
+            XACLAB_AGENT_BIN_DIR=str(lab.bin_dir),
+            XACLAB_AGENT_WORK_DIR=str(lab.work_dir),
+            XACLAB_AGENT_SUITES_DIR=str(lab.suites_dir),
+            XACLAB_AGENT_PROGRESS_INTERVAL="0",
+        )
+        (tmp_path / "agent.toml").write_text("")
+        yield Lab(url, agent_env, token_file, tmp_path / "state")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _register(real: Lab) -> int:
+    done = _agent(
+        real,
+        "register",
+        "--server",
+        real.url,
+        "--name",
+        "lab-01",
+        "--registration-token-file",
+        str(real.token_file),
+    )
+    assert done.returncode == 0, done.stderr
+    machines = httpx.get(f"{real.url}/api/v1/machines").json()
+    (machine,) = [m for m in machines if m["name"] == "lab-01"]
+    machine_id: int = machine["id"]
+    return machine_id
+
+
+def test_register_and_run_once(real: Lab) -> None:
+    machine_id = _register(real)
+    assert (real.state_dir / "agent-token").stat().st_mode & 0o777 == 0o600
+    created = httpx.post(
+        f"{real.url}/api/v1/runs",
+        json={
+            "machine_id": machine_id,
+            "suite": "fake",
+            "profile": "quick",
+            "params": {"repetitions": 2, "access": "write"},
+        },
+    )
+    assert created.status_code == 201, created.text
+    run_id = created.json()["run_id"]
+
+    done = _agent(real, "run", "--once", "--wait", "5")
+    assert done.returncode == 0, done.stderr
+
+    run = httpx.get(f"{real.url}/api/v1/runs/{run_id}").json()
+    assert run["jobs"][0]["status"] == "succeeded", run
+    assert run["jobs"][0]["message"] == "2 results"
+    results = httpx.get(f"{real.url}/api/v1/runs/{run_id}/results").json()
+    assert len(results) == 2 and results[0]["n"] == 3
+    assert list((real.state_dir / "spool").glob("*.json")) == []
+
+
+def test_failing_program_is_reported(real: Lab, lab: Any) -> None:
+    machine_id = _register(real)
+    lab.set_mode("fail")
+    created = httpx.post(
+        f"{real.url}/api/v1/runs",
+        json={"machine_id": machine_id, "suite": "fake", "profile": "quick", "params": {}},
+    )
+    run_id = created.json()["run_id"]
+    assert _agent(real, "run", "--once", "--wait", "5").returncode == 0
+    job = httpx.get(f"{real.url}/api/v1/runs/{run_id}").json()["jobs"][0]
+    assert job["status"] == "failed" and "status 3" in job["message"]
+    assert len(httpx.get(f"{real.url}/api/v1/runs/{run_id}/results").json()) == 2
+
+
+def test_sigterm_while_polling_exits_cleanly(real: Lab) -> None:
+    _register(real)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xaclab_agent.cli", "run", "--wait", "4"],
+        env=real.agent_env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    assert proc.returncode == 0, err

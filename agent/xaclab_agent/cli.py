@@ -1,0 +1,216 @@
+"""The ``xaclab-agent`` command: register, run, bench, fingerprint.
+
+Exit status: 0 success; 1 a job or bench failed, or the server was unreachable
+and something stayed in the spool; 2 bad usage, configuration or parameters;
+3 the server refused the agent's credentials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import logging
+import os
+import re
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from xaclab_agent.client import AgentClient
+from xaclab_agent.config import Config, load_config
+from xaclab_agent.daemon import Daemon
+from xaclab_agent.errors import (
+    AgentError,
+    AuthenticationError,
+    ConfigError,
+    ResultError,
+    SuiteError,
+    UnavailableError,
+)
+from xaclab_agent.fingerprint import collect_fingerprint
+from xaclab_agent.progress import Progress
+from xaclab_agent.runner import run_job
+from xaclab_agent.state import Registration, load_registration, save_registration
+from xaclab_agent.suites import load_suite
+
+MACHINE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+log = logging.getLogger("xaclab_agent")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="xaclab-agent", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, help="TOML config (default /etc/xaclab/agent.toml)")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING"])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    reg = sub.add_parser("register", help="register this machine and store its agent token")
+    reg.add_argument("--server", help="server base URL, e.g. http://127.0.0.1:8000")
+    reg.add_argument("--name", help="machine name, [A-Za-z0-9._-]{1,64} (default: host name)")
+    reg.add_argument(
+        "--registration-token-file",
+        type=Path,
+        help="file holding the registration token (else $XACLAB_REGISTRATION_TOKEN)",
+    )
+
+    run = sub.add_parser("run", help="claim and run jobs until stopped")
+    run.add_argument("--server", help="override the server registered with")
+    run.add_argument("--once", action="store_true", help="one claim (at most one job), then exit")
+    run.add_argument("--wait", type=int, dest="claim_wait", help="long-poll seconds, 0-60")
+
+    bench = sub.add_parser("bench", help="run a suite locally, results as JSON lines on stdout")
+    bench.add_argument("--suite", required=True)
+    bench.add_argument("--profile", default="quick")
+    bench.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+
+    fp = sub.add_parser("fingerprint", help="print this machine's fingerprint as JSON")
+    for p in (run, bench, fp):
+        p.add_argument("--bin-dir", type=Path, help="directory of the libxac programs")
+    for p in (run, bench):
+        p.add_argument("--work-dir", type=Path, help="parent of the jobs' working directories")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        config = load_config(args.config).with_overrides(
+            bin_dir=getattr(args, "bin_dir", None),
+            work_dir=getattr(args, "work_dir", None),
+            server=getattr(args, "server", None),
+            name=getattr(args, "name", None),
+            claim_wait=getattr(args, "claim_wait", None),
+        )
+        handler = {
+            "register": _register,
+            "run": _run,
+            "bench": _bench,
+            "fingerprint": _fingerprint,
+        }[args.command]
+        return handler(config, args)
+    except AuthenticationError as exc:
+        log.error("%s", exc)
+        return 3
+    except (ConfigError, SuiteError) as exc:
+        log.error("%s", exc)
+        return 2
+    except (UnavailableError, AgentError) as exc:
+        log.error("%s", exc)
+        return 1
+
+
+def _register(config: Config, args: argparse.Namespace) -> int:
+    if not config.server:
+        raise ConfigError("no server: give --server or set XACLAB_AGENT_SERVER")
+    name = config.machine_name
+    if not MACHINE_NAME.fullmatch(name):
+        raise ConfigError(f"machine name {name!r} must be 1-64 characters of [A-Za-z0-9._-]")
+    token = _registration_token(args.registration_token_file)
+    fingerprint = collect_fingerprint(config.bin_dir)
+    with AgentClient(config.server) as client:
+        reply = client.register(registration_token=token, name=name, fingerprint=fingerprint)
+    save_registration(
+        config.state_dir,
+        Registration(config.server, name, reply.machine_id, reply.agent_token),
+    )
+    log.info(
+        "registered %r as machine %d; token stored in %s", name, reply.machine_id, config.state_dir
+    )
+    return 0
+
+
+def _registration_token(path: Path | None) -> str:
+    if path is not None:
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"cannot read registration token file: {exc}") from exc
+    else:
+        token = os.environ.get("XACLAB_REGISTRATION_TOKEN", "").strip()
+    if not token:
+        raise ConfigError(
+            "no registration token: give --registration-token-file or set XACLAB_REGISTRATION_TOKEN"
+        )
+    return token
+
+
+def _run(config: Config, args: argparse.Namespace) -> int:
+    registration = load_registration(config.state_dir)
+    server = config.server or registration.server
+    lock = _lock(config.state_dir)
+    try:
+        fingerprint = collect_fingerprint(config.bin_dir)
+        with AgentClient(server, registration.agent_token) as client:
+            daemon = Daemon(config, client, fingerprint=fingerprint)
+            signal.signal(signal.SIGTERM, daemon.request_stop)
+            signal.signal(signal.SIGINT, daemon.request_stop)
+            log.info(
+                "agent %r serving %s (bin %s, work %s)",
+                registration.name,
+                server,
+                config.bin_dir,
+                config.work_dir,
+            )
+            return daemon.run(once=args.once)
+    finally:
+        os.close(lock)
+
+
+def _lock(state_dir: Path) -> int:
+    """One daemon per state dir: two would send each other's spool entries."""
+    fd = os.open(state_dir / "agent.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ConfigError(f"another xaclab-agent is running with state dir {state_dir}") from None
+    return fd
+
+
+def _bench(config: Config, args: argparse.Namespace) -> int:
+    suite = load_suite(args.suite, config.suites_dir)
+    params = suite.parse_cli_params(args.param)
+    fingerprint = collect_fingerprint(config.bin_dir)
+
+    def emit(result: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(result, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+
+    def show_progress(progress: Progress) -> None:
+        sys.stderr.write(f"[{progress.fraction:6.1%}] {progress.message}\n")
+
+    def show_diagnostic(line: str) -> None:
+        sys.stderr.write(line + "\n")
+
+    outcome = run_job(
+        suite,
+        args.profile,
+        params,
+        bin_dir=config.bin_dir,
+        work_root=config.work_dir,
+        env=fingerprint,
+        on_progress=show_progress,
+        on_result=emit,
+        on_diagnostic=show_diagnostic,
+        timeout=config.job_timeout or None,
+    )
+    if not outcome.succeeded:
+        raise ResultError(f"{suite.name} failed: {outcome.message}")
+    log.info("%s: %s", suite.name, outcome.message)
+    return 0
+
+
+def _fingerprint(config: Config, args: argparse.Namespace) -> int:
+    sys.stdout.write(json.dumps(collect_fingerprint(config.bin_dir), indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

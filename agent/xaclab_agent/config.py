@@ -1,0 +1,127 @@
+"""Configuration: defaults < TOML file < ``XACLAB_AGENT_*`` environment < command line.
+
+The file is ``/etc/xaclab/agent.toml`` unless ``--config`` or
+``XACLAB_AGENT_CONFIG`` names another; a missing default file is fine, a
+missing named one is an error.  Keys (env variable = ``XACLAB_AGENT_`` + the
+key in upper case):
+
+==================  =====================================================
+server              base URL of the xaclab server (else: the one registered with)
+name                this machine's name on the server (default: host name)
+state_dir           agent token, registration and spool
+bin_dir             the libxac benchmark programs
+work_dir            parent of each job's working directory (the filesystem under test)
+suites_dir          suite declarations (default: the ones shipped in the package)
+claim_wait          long-poll wait in seconds, 0-60
+progress_interval   minimum seconds between two progress messages
+job_timeout         seconds before a job is stopped, 0 = no limit
+==================  =====================================================
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from xaclab_agent.errors import ConfigError
+
+DEFAULT_CONFIG = Path("/etc/xaclab/agent.toml")
+INSTALLED_BIN_DIR = Path("/usr/local/lib/xaclab/bin")
+ENV_PREFIX = "XACLAB_AGENT_"
+
+
+def _checkout_bin_dir() -> Path | None:
+    """libxac/bin when the package runs from a checkout (an editable install)."""
+    root = Path(__file__).resolve().parents[2]
+    return root / "libxac" / "bin" if (root / "libxac" / "Makefile").is_file() else None
+
+
+def _default_state_dir(env: Mapping[str, str]) -> Path:
+    if os.geteuid() == 0:
+        return Path("/var/lib/xaclab-agent")
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "xaclab-agent"
+
+
+@dataclass(frozen=True)
+class Config:
+    state_dir: Path
+    bin_dir: Path
+    work_dir: Path
+    server: str | None = None
+    name: str | None = None
+    suites_dir: Path | None = None
+    claim_wait: int = 25
+    progress_interval: float = 2.0
+    job_timeout: float = 0.0
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.state_dir / "spool"
+
+    @property
+    def machine_name(self) -> str:
+        return self.name or socket.gethostname().split(".")[0]
+
+    def with_overrides(self, **overrides: Any) -> Config:
+        """Apply command-line values; ``None`` means 'not given'."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return _checked(replace(self, **_coerce(given)))
+
+
+def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    env = os.environ if env is None else env
+    named = path or (Path(env["XACLAB_AGENT_CONFIG"]) if env.get("XACLAB_AGENT_CONFIG") else None)
+    values: dict[str, Any] = {}
+    file = named or DEFAULT_CONFIG
+    try:
+        with file.open("rb") as handle:
+            values.update(tomllib.load(handle))
+    except FileNotFoundError:
+        if named is not None:
+            raise ConfigError(f"config file {file} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"config file {file} is unreadable: {exc}") from exc
+    known = {f.name for f in fields(Config)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"config file {file}: unknown key(s) {', '.join(unknown)}")
+    for key in known:
+        if env.get(ENV_PREFIX + key.upper()):
+            values[key] = env[ENV_PREFIX + key.upper()]
+    values.setdefault("state_dir", _default_state_dir(env))
+    values.setdefault("bin_dir", _checkout_bin_dir() or INSTALLED_BIN_DIR)
+    values.setdefault("work_dir", Path("/var/tmp/xaclab-agent"))
+    return _checked(Config(**_coerce(values)))
+
+
+def _coerce(values: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        try:
+            if key in ("state_dir", "bin_dir", "work_dir", "suites_dir"):
+                out[key] = Path(value).expanduser()
+            elif key == "claim_wait":
+                out[key] = int(value)
+            elif key in ("progress_interval", "job_timeout"):
+                out[key] = float(value)
+            else:
+                out[key] = str(value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"config value {key} = {value!r} is invalid: {exc}") from exc
+    return out
+
+
+def _checked(config: Config) -> Config:
+    if not 0 <= config.claim_wait <= 60:
+        raise ConfigError(f"claim_wait must be 0-60 seconds, not {config.claim_wait}")
+    if config.progress_interval < 0 or config.job_timeout < 0:
+        raise ConfigError("progress_interval and job_timeout must not be negative")
+    if config.server is not None and not config.server.startswith(("http://", "https://")):
+        raise ConfigError(f"server must be an http:// or https:// URL, not {config.server!r}")
+    return config

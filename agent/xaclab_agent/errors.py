@@ -1,0 +1,48 @@
+"""The agent's exceptions; the hierarchy is documented in the package docstring."""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base class of every error the agent raises on purpose."""
+
+
+class ConfigError(AgentError):
+    """The configuration file, an environment variable or the state dir is unusable."""
+
+
+class SuiteError(AgentError):
+    """An unknown suite or profile, or a suite declaration the agent cannot use."""
+
+
+class ParamError(SuiteError):
+    """A job parameter was refused: undeclared, wrong type, out of range or unsafe."""
+
+
+class ResultError(AgentError):
+    """A line on a benchmark program's stdout is not a valid version-1 result."""
+
+
+class ProtocolError(AgentError):
+    """Talking to the server failed."""
+
+
+class UnavailableError(ProtocolError):
+    """The server could not be reached, or kept answering 5xx/429, after every retry."""
+
+
+class RequestRejected(ProtocolError):
+    """The server refused the request with a 4xx status; resending it will not help."""
+
+    def __init__(self, status_code: int, detail: str) -> None:
+        super().__init__(f"server answered {status_code}: {detail}")
+        self.status_code = status_code
+        self.detail = detail
+
+
+class AuthenticationError(RequestRejected):
+    """401: the agent token (or registration token) is unknown or missing."""
+
+
+class ConflictError(RequestRejected):
+    """409: the job is not running, not this agent's, or finished with another status."""

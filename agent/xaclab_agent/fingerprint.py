@@ -1,0 +1,165 @@
+"""The machine fingerprint: what a result was measured on.
+
+The fingerprint is a JSON object of sections (``cpu``, ``memory``, ``kernel``,
+``os``, ``libxac``...), each built by one probe in :data:`PROBES`.  The
+block-device stack (disk model, filesystem, mount options, scheduler, write
+cache) will be one more probe and one more entry in :data:`HASH_FIELDS`.
+
+``fingerprint_hash`` is a SHA-256 over :data:`HASH_FIELDS` only: the fields
+that decide whether two machines' numbers are comparable.  The host name and
+the library build are left out on purpose: renaming a machine must not split
+its history, and results carry their library version themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import socket
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+FINGERPRINT_VERSION = 1
+AGENT_VERSION = "0.1.0"
+
+HASH_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("fingerprint_version",),
+    ("arch",),
+    ("cpu", "model"),
+    ("cpu", "cores"),
+    ("cpu", "logical_cpus"),
+    ("memory", "total_gib"),
+    ("kernel", "release"),
+    ("os", "id"),
+    ("os", "version_id"),
+)
+
+
+def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
+    model = platform.processor() or "unknown"
+    physical: set[tuple[str, str]] = set()
+    current: dict[str, str] = {}
+    try:
+        lines = cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in [*lines, ""]:
+        key, sep, value = line.partition(":")
+        if sep:
+            current[key.strip()] = value.strip()
+            continue
+        if current:
+            model = current.get("model name", current.get("Model", model))
+            if "core id" in current:
+                physical.add((current.get("physical id", "0"), current["core id"]))
+            current = {}
+    logical = os.cpu_count() or 0
+    return {"model": model, "cores": len(physical) or logical, "logical_cpus": logical}
+
+
+def memory_info(meminfo: Path = Path("/proc/meminfo")) -> dict[str, Any]:
+    total = 0
+    try:
+        for line in meminfo.read_text(encoding="utf-8").splitlines():
+            if line.startswith("MemTotal:"):
+                total = int(line.split()[1]) * 1024
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    # Rounded, because MemTotal moves by a few MiB with kernel reservations.
+    return {"total_bytes": total, "total_gib": round(total / 2**30)}
+
+
+def kernel_info() -> dict[str, Any]:
+    uname = platform.uname()
+    return {"system": uname.system, "release": uname.release, "version": uname.version}
+
+
+def os_info(os_release: Path = Path("/etc/os-release")) -> dict[str, Any]:
+    fields: dict[str, str] = {}
+    try:
+        for line in os_release.read_text(encoding="utf-8").splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                fields[key.strip()] = value.strip().strip('"')
+    except OSError:
+        pass
+    return {
+        "id": fields.get("ID", "unknown"),
+        "version_id": fields.get("VERSION_ID", ""),
+        "pretty_name": fields.get("PRETTY_NAME", ""),
+    }
+
+
+def libxac_info(bin_dir: Path | None) -> dict[str, Any]:
+    """Version from ``VERSION`` beside or above the bin dir; revision from a
+    ``GIT_REVISION`` file there (installed layout) or git (a checkout)."""
+    info = {"version": "unknown", "git_revision": "unknown"}
+    if bin_dir is None:
+        return info
+    for base in (bin_dir, bin_dir.parent):
+        version = _read_first_line(base / "VERSION")
+        if version:
+            info["version"] = version
+            info["git_revision"] = _read_first_line(base / "GIT_REVISION") or _git_rev(base)
+            break
+    return info
+
+
+def _read_first_line(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip().splitlines()[0][:64]
+    except (OSError, IndexError):
+        return ""
+
+
+def _git_rev(directory: Path) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(directory), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
+
+
+Probe = Callable[[Path | None], Any]
+
+PROBES: dict[str, Probe] = {
+    "hostname": lambda _: socket.gethostname(),
+    "arch": lambda _: platform.machine(),
+    "cpu": lambda _: cpu_info(),
+    "memory": lambda _: memory_info(),
+    "kernel": lambda _: kernel_info(),
+    "os": lambda _: os_info(),
+    "libxac": libxac_info,
+    "agent": lambda _: {"version": AGENT_VERSION},
+}
+
+
+def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
+    picked: dict[str, Any] = {}
+    for path in HASH_FIELDS:
+        value: Any = fingerprint
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        picked[".".join(path)] = value
+    canonical = json.dumps(picked, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def collect_fingerprint(bin_dir: Path | None = None) -> dict[str, Any]:
+    """Run every probe and add ``fingerprint_hash``."""
+    fingerprint: dict[str, Any] = {"fingerprint_version": FINGERPRINT_VERSION}
+    for name, probe in PROBES.items():
+        fingerprint[name] = probe(bin_dir)
+    fingerprint["fingerprint_hash"] = fingerprint_hash(fingerprint)
+    return fingerprint

@@ -1,0 +1,72 @@
+"""Reading result lines (docs/result-format.md) from a benchmark program's stdout."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+
+from xaclab_agent.errors import ResultError
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+MAX_RESULTS_PER_UPLOAD = 1000
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Draft202012Validator:
+    text = resources.files("xaclab_agent").joinpath("result-format.schema.json").read_text("utf-8")
+    schema = json.loads(text)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=FormatChecker())
+
+
+def parse_result_line(line: bytes | str) -> dict[str, Any]:
+    """Parse and validate one stdout line; the program must not set ``env`` itself."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ResultError(f"line is longer than {MAX_LINE_BYTES} bytes")
+    try:
+        value = json.loads(line)
+    except ValueError as exc:
+        raise ResultError(f"not JSON ({exc}): {_excerpt(line)}") from None
+    if not isinstance(value, dict):
+        raise ResultError(f"not a JSON object: {_excerpt(line)}")
+    if "env" in value:
+        raise ResultError("a benchmark program must not set 'env'; the agent adds it")
+    errors = sorted(_validator().iter_errors(value), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path) or "(top level)"
+        raise ResultError(f"not a valid version-1 result at {where}: {first.message[:300]}")
+    return value
+
+
+def with_env(result: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
+    return {**result, "env": env}
+
+
+def chunk_results(results: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Split into uploads within the server's limits (1,000 results, 32 MiB)."""
+    chunks: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    size = 0
+    budget = MAX_UPLOAD_BYTES - 64 * 1024  # room for the envelope
+    for result in results:
+        n = len(json.dumps(result, separators=(",", ":")))
+        if current and (len(current) >= MAX_RESULTS_PER_UPLOAD or size + n > budget):
+            chunks.append(current)
+            current, size = [], 0
+        current.append(result)
+        size += n + 1
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _excerpt(line: bytes | str) -> str:
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    text = text.strip()
+    return repr(text if len(text) <= 120 else text[:117] + "...")
