@@ -1,0 +1,105 @@
+"""The user API on SQLite and PostgreSQL."""
+
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.conftest import row_counts
+from tests.helpers import claim, create_run, page_touch_results, register, upload
+
+
+def test_healthz_and_openapi(client: TestClient) -> None:
+    assert client.get("/healthz").json()["status"] == "ok"
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in ("/api/agent/v1/register", "/api/agent/v1/jobs/claim", "/api/v1/runs"):
+        assert path in paths
+
+
+def test_machines_list(client: TestClient) -> None:
+    machine_id, _headers = register(client, "lab-07")
+    machines = client.get("/api/v1/machines").json()
+    assert len(machines) == 1
+    machine = machines[0]
+    assert machine["id"] == machine_id
+    assert machine["name"] == "lab-07"
+    assert machine["online"] is True
+    assert len(machine["fingerprint_hash"]) == 64
+    assert set(machine) == {"id", "name", "fingerprint_hash", "last_seen_at", "online"}
+
+
+def test_suites_are_the_declarations(client: TestClient) -> None:
+    suites = client.get("/api/v1/suites").json()
+    page_touch = next(s for s in suites if s["name"] == "page-touch")
+    assert page_touch["params"]["max_pages"]["max"] == 1024
+
+
+def test_create_run_and_read_it(client: TestClient) -> None:
+    machine_id, _headers = register(client)
+    created = create_run(client, machine_id, max_pages=64)
+    run = client.get(f"/api/v1/runs/{created['run_id']}").json()
+    assert run["status"] == "queued"
+    assert run["params"] == {"max_pages": 64}
+    assert run["machine_id"] == machine_id
+    assert [job["id"] for job in run["jobs"]] == created["job_ids"]
+    assert client.get(f"/api/v1/runs/{created['run_id']}/results").json() == []
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"suite": "no-such-suite"}, "Unknown suite 'no-such-suite'"),
+        ({"profile": "overnight"}, "no profile 'overnight'"),
+        ({"machine_id": 999999}, "Machine 999999 does not exist"),
+        ({"params": {"max_pages": 4096}}, "above its maximum 1024"),
+        ({"params": {"repetitions": 0}}, "below its minimum 1"),
+        ({"params": {"repetitions": "many"}}, "must be an integer"),
+        ({"params": {"colour": "blue"}}, "does not declare a parameter 'colour'"),
+    ],
+)
+def test_bad_run_requests_are_422_and_store_nothing(
+    client: TestClient, app: FastAPI, change: dict[str, Any], words: str
+) -> None:
+    machine_id, _headers = register(client)
+    body = {"machine_id": machine_id, "suite": "page-touch", "profile": "quick", "params": {}}
+    body.update(change)
+    reply = client.post("/api/v1/runs", json=body)
+    assert reply.status_code == 422
+    assert words in reply.json()["detail"]
+    counts = row_counts(app)
+    assert counts["runs"] == 0 and counts["jobs"] == 0
+
+
+def test_unknown_run_is_404(client: TestClient) -> None:
+    assert client.get("/api/v1/runs/424242").status_code == 404
+    assert client.get("/api/v1/runs/424242/results").status_code == 404
+    assert client.get("/api/v1/runs/424242/chart").status_code == 404
+
+
+def test_results_and_chart_are_computed_by_the_server(client: TestClient) -> None:
+    machine_id, headers = register(client)
+    run_id = create_run(client, machine_id)["run_id"]
+    job_id = claim(client, headers).json()["job_id"]
+    results = page_touch_results(max_pages=8, repetitions=3)
+    assert upload(client, headers, job_id, results).status_code == 201
+
+    listed = client.get(f"/api/v1/runs/{run_id}/results").json()
+    first = listed[0]
+    samples = sorted(results[0]["samples"])
+    assert first["median"] == samples[1]
+    assert first["min"] == samples[0] and first["max"] == samples[2] == first["p99"]
+    assert first["mean"] == pytest.approx(sum(samples) / 3)
+
+    chart = client.get(f"/api/v1/runs/{run_id}/chart").json()
+    assert chart["n"] == [1, 2, 4, 8]
+    assert chart["unit"] == "us"
+    assert [s["label"] for s in chart["series"]] == [
+        "read",
+        "read + advisory",
+        "write",
+        "write + advisory",
+    ]
+    assert all(None not in s["values"] for s in chart["series"])
+    assert chart["series"][0]["values"][0] == first["median"]
+    assert [row["benchmark"] for row in chart["floor"]] == ["sigsegv_roundtrip", "mprotect"]

@@ -1,0 +1,97 @@
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xaclab_server.core.paths import PACKAGE_DIR
+from xaclab_server.services.suites import (
+    ParamDecl,
+    ParamError,
+    Suite,
+    SuiteError,
+    check_param,
+    check_run_request,
+    coerce_form_value,
+    load_suites,
+    parse_suite,
+)
+
+
+@pytest.fixture(scope="module")
+def suites() -> dict[str, Suite]:
+    return load_suites(PACKAGE_DIR / "suites")
+
+
+def test_the_repository_suites_load(suites: dict[str, Suite]) -> None:
+    page_touch = suites["page-touch"]
+    assert page_touch.profiles == ("quick", "full")
+    assert page_touch.params["max_pages"].max == 1024
+
+
+def test_a_valid_request_passes(suites: dict[str, Suite]) -> None:
+    found = check_run_request(
+        suites=suites,
+        suite="page-touch",
+        profile="quick",
+        params={"repetitions": 5, "max_pages": 1024},
+    )
+    assert found.name == "page-touch"
+
+
+@pytest.mark.parametrize(
+    ("suite", "profile", "params", "words"),
+    [
+        ("nope", "quick", {}, "Unknown suite 'nope'"),
+        ("page-touch", "slow", {}, "no profile 'slow'"),
+        ("page-touch", "quick", {"colour": 1}, "does not declare a parameter 'colour'"),
+        ("page-touch", "quick", {"max_pages": 2048}, "above its maximum 1024"),
+        ("page-touch", "quick", {"repetitions": 0}, "below its minimum 1"),
+        ("page-touch", "quick", {"repetitions": "5"}, "must be an integer"),
+        ("page-touch", "quick", {"repetitions": 5.5}, "must be an integer"),
+        ("page-touch", "quick", {"repetitions": True}, "must be an integer"),
+    ],
+)
+def test_refusals_name_the_problem(
+    suites: dict[str, Suite], suite: str, profile: str, params: dict[str, Any], words: str
+) -> None:
+    with pytest.raises(ParamError, match=words):
+        check_run_request(suites=suites, suite=suite, profile=profile, params=params)
+
+
+def test_number_boolean_and_enum_types() -> None:
+    number = ParamDecl(name="ratio", type="number", flag="--r", help="", min=0, max=1)
+    check_param(number, 0.5)
+    check_param(number, 1)
+    for bad in (float("nan"), True, "0.5", 1.5):
+        with pytest.raises(ParamError):
+            check_param(number, bad)
+    boolean = ParamDecl(name="advisory", type="boolean", flag="--a", help="")
+    check_param(boolean, False)
+    with pytest.raises(ParamError, match="true or false"):
+        check_param(boolean, 1)
+    enum = ParamDecl(name="mode", type="enum", flag="--m", help="", choices=("a", "b"))
+    check_param(enum, "a")
+    with pytest.raises(ParamError, match="one of a, b"):
+        check_param(enum, "c")
+
+
+def test_form_values_are_coerced_by_type() -> None:
+    integer = ParamDecl(name="reps", type="integer", flag="--reps", help="")
+    assert coerce_form_value(integer, " 12 ") == 12
+    with pytest.raises(ParamError, match="must be an integer"):
+        coerce_form_value(integer, "1.5")
+    boolean = ParamDecl(name="advisory", type="boolean", flag="--a", help="")
+    assert coerce_form_value(boolean, "true") is True
+
+
+def test_malformed_declarations_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match="equal the file name"):
+        parse_suite({"name": "other", "profiles": {"quick": []}}, source=tmp_path / "x.json")
+    with pytest.raises(SuiteError, match="needs a type"):
+        parse_suite(
+            {"name": "x", "profiles": {"quick": []}, "params": {"p": {"type": "float"}}},
+            source=tmp_path / "x.json",
+        )
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    with pytest.raises(SuiteError, match="broken.json"):
+        load_suites(tmp_path)

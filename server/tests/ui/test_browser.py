@@ -1,0 +1,151 @@
+"""The web UI in headless Chromium against the real server (uvicorn, SQLite).
+
+The test plays the user in the browser and the agent over HTTP: it fills in
+the run form, then claims the job, uploads generated results, finishes it,
+and expects the run page to show the outcome and draw the chart by itself.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import ConsoleMessage, Error, Page, expect, sync_playwright
+
+from tests.conftest import REGISTRATION_TOKEN, free_port
+from tests.helpers import AGENT, claim, page_touch_results, register, upload
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
+    env.update(
+        XACLAB_REGISTRATION_TOKEN=REGISTRATION_TOKEN,
+        XACLAB_ENV="test",
+        XACLAB_DATA_DIR=str(tmp_path),
+    )
+    log = (tmp_path / "server.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "xaclab_server.cli", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError((tmp_path / "server.log").read_text())
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def test_run_form_to_chart(server: str) -> None:
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: apt-get install chromium"
+    agent = httpx.Client(base_url=server, timeout=30)
+    machine_id, headers = register(agent, "lab-browser")
+    problems: list[str] = []
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+
+            def on_console(message: ConsoleMessage) -> None:
+                if message.type == "error":
+                    problems.append(f"console error: {message.text}")
+
+            page.on("console", on_console)
+            page.on("requestfailed", lambda request: problems.append(f"failed: {request.url}"))
+            drive(page, server, agent, machine_id, headers)
+        except Error:
+            raise
+        finally:
+            browser.close()
+    agent.close()
+    assert problems == []
+
+
+def drive(
+    page: Page, server: str, agent: httpx.Client, machine_id: int, headers: dict[str, str]
+) -> None:
+    page.goto(f"{server}/")
+    expect(page.locator("#machines")).to_contain_text("lab-browser")
+    page.get_by_role("link", name="New run").click()
+
+    page.select_option("#machine_id", str(machine_id))
+    page.select_option("#suite", "page-touch")
+    page.select_option("[name='page-touch.profile']", "quick")
+    page.fill("[name='page-touch.param.repetitions']", "3")
+    page.fill("[name='page-touch.param.max_pages']", "16")
+    page.click("#run-submit")
+    page.wait_for_url(re.compile(r".*/runs/\d+$"))
+    run_id = int(page.url.rsplit("/", 1)[1])
+
+    status = page.locator("#run-status")
+    expect(status).to_have_attribute("data-status", "queued")
+
+    job: dict[str, Any] = claim(agent, headers).json()
+    assert job["run_id"] == run_id
+    assert job["params"] == {"repetitions": 3, "max_pages": 16}
+    reply = agent.post(
+        f"{AGENT}/jobs/{job['job_id']}/progress",
+        json={"fraction": 0.5, "message": "n=4 write"},
+        headers=headers,
+    )
+    assert reply.status_code == 200
+    expect(status).to_have_attribute("data-status", "running", timeout=10_000)
+    expect(page.locator("#run-message")).to_have_text("n=4 write", timeout=10_000)
+
+    results = page_touch_results(max_pages=16, repetitions=3)
+    assert upload(agent, headers, job["job_id"], results).status_code == 201
+    reply = agent.post(
+        f"{AGENT}/jobs/{job['job_id']}/finish",
+        json={"status": "succeeded", "message": f"{len(results)} results"},
+        headers=headers,
+    )
+    assert reply.status_code == 200
+
+    expect(status).to_have_attribute("data-status", "succeeded", timeout=10_000)
+    expect(status).to_have_text("succeeded")
+    chart = page.locator("#chart[data-ready='true']")
+    expect(chart).to_be_visible(timeout=10_000)
+    expect(chart.locator("canvas")).to_have_count(1)
+    for label in ("read", "read + advisory", "write", "write + advisory"):
+        expect(chart.locator(".u-legend")).to_contain_text(label)
+    expect(page.locator("#floor-table tbody tr")).to_have_count(2)
+    expect(page.locator("#floor-table")).to_contain_text("sigsegv_roundtrip")

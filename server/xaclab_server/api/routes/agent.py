@@ -1,0 +1,172 @@
+"""The agent API, ``/api/agent/v1`` (docs/agent-protocol.md)."""
+
+import asyncio
+import hmac
+import json
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session, sessionmaker
+
+from xaclab_server.api.deps import (
+    CurrentAgent,
+    NotifierDep,
+    ResultValidatorDep,
+    SessionDep,
+    SessionFactoryDep,
+    SettingsDep,
+)
+from xaclab_server.models import Job
+from xaclab_server.schemas.agent import (
+    ClaimOut,
+    FinishIn,
+    JobStateOut,
+    ProgressIn,
+    RegisterIn,
+    RegisterOut,
+    UploadIn,
+    UploadOut,
+)
+from xaclab_server.services import jobs, results
+from xaclab_server.services.jsonvalues import find_unstorable
+from xaclab_server.services.machines import register_machine
+
+router = APIRouter(prefix="/api/agent/v1", tags=["agent"])
+
+MAX_FINGERPRINT_BYTES = 64 * 1024
+MAX_CLAIM_WAIT = 60.0
+UNPROCESSABLE = 422  # named differently across Starlette versions
+
+
+@router.post("/register", status_code=status.HTTP_201_CREATED)
+def register(body: RegisterIn, session: SessionDep, settings: SettingsDep) -> RegisterOut:
+    expected = settings.registration_token.get_secret_value().encode("utf-8")
+    if not hmac.compare_digest(body.registration_token.encode("utf-8"), expected):
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "The registration token is not valid.")
+    size = len(json.dumps(body.fingerprint, separators=(",", ":")).encode("utf-8"))
+    if size > MAX_FINGERPRINT_BYTES:
+        raise HTTPException(
+            UNPROCESSABLE,
+            f"The fingerprint is {size} bytes; at most {MAX_FINGERPRINT_BYTES} are accepted.",
+        )
+    bad = find_unstorable(body.fingerprint)
+    if bad is not None:
+        raise HTTPException(
+            UNPROCESSABLE,
+            f"The fingerprint has a non-finite number or a NUL character at {bad}.",
+        )
+    machine, token = register_machine(session=session, name=body.name, fingerprint=body.fingerprint)
+    return RegisterOut(machine_id=machine.id, agent_token=token)
+
+
+@router.post(
+    "/jobs/claim",
+    responses={200: {"model": ClaimOut}, 204: {"description": "No job arrived within wait."}},
+)
+async def claim(
+    agent: CurrentAgent,
+    factory: SessionFactoryDep,
+    settings: SettingsDep,
+    notifier: NotifierDep,
+    wait: Annotated[float, Query(ge=0, le=MAX_CLAIM_WAIT)] = 25,
+) -> Response:
+    """Long poll: no database connection is held while waiting."""
+    deadline = time.monotonic() + wait
+    with notifier.subscribe() as woken:
+        while True:
+            woken.clear()
+            job = await run_in_threadpool(_claim_once, factory, agent.id)
+            if job is not None:
+                return Response(job.model_dump_json(), media_type="application/json")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return Response(status_code=status.HTTP_204_NO_CONTENT)
+            try:
+                await asyncio.wait_for(
+                    woken.wait(), timeout=min(remaining, settings.claim_poll_seconds)
+                )
+            except TimeoutError:
+                pass
+
+
+def _claim_once(factory: sessionmaker[Session], machine_id: int) -> ClaimOut | None:
+    with factory() as session:
+        job = jobs.claim_job(session=session, machine_id=machine_id)
+        if job is None:
+            return None
+        return ClaimOut(
+            job_id=job.id,
+            run_id=job.run_id,
+            suite=job.suite,
+            profile=job.profile,
+            params=job.params,
+        )
+
+
+def _agent_job(session: SessionDep, agent: CurrentAgent, job_id: int) -> Job:
+    try:
+        return jobs.get_agent_job(session=session, machine=agent, job_id=job_id)
+    except jobs.JobNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except jobs.JobConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+
+
+def _state(job: Job) -> JobStateOut:
+    return JobStateOut(job_id=job.id, status=job.status, progress=job.progress, message=job.message)
+
+
+@router.post("/jobs/{job_id}/progress")
+def progress(
+    job_id: int, body: ProgressIn, session: SessionDep, agent: CurrentAgent
+) -> JobStateOut:
+    job = _agent_job(session, agent, job_id)
+    try:
+        jobs.record_progress(session=session, job=job, fraction=body.fraction, message=body.message)
+    except jobs.JobConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    return _state(job)
+
+
+@router.post(
+    "/jobs/{job_id}/results",
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": UploadOut, "description": "A duplicate upload; nothing stored."}},
+)
+def upload_results(
+    job_id: int,
+    body: UploadIn,
+    session: SessionDep,
+    agent: CurrentAgent,
+    validator: ResultValidatorDep,
+    response: Response,
+) -> UploadOut:
+    job = _agent_job(session, agent, job_id)
+    if job.status == "queued":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"Job {job.id} is queued; claim it before uploading results."
+        )
+    try:
+        results.check_results(validator=validator, results=body.results, job=job)
+        outcome = results.store_upload(
+            session=session, job=job, upload_id=str(body.upload_id), results=body.results
+        )
+    except results.ResultError as exc:
+        raise HTTPException(UNPROCESSABLE, str(exc)) from exc
+    except results.UploadConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    if outcome.duplicate:
+        response.status_code = status.HTTP_200_OK
+    return UploadOut(stored=outcome.stored, duplicate=outcome.duplicate)
+
+
+@router.post("/jobs/{job_id}/finish")
+def finish(job_id: int, body: FinishIn, session: SessionDep, agent: CurrentAgent) -> JobStateOut:
+    job = _agent_job(session, agent, job_id)
+    try:
+        jobs.finish_job(session=session, job=job, status=body.status, message=body.message)
+    except jobs.JobConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    return _state(job)

@@ -1,0 +1,44 @@
+"""A result: one validated result-format record (docs/result-format.md).
+
+Invariants: ``samples`` holds the raw samples packed as little-endian float64;
+``n``, ``mean``, ``median``, ``min``, ``max``, ``stddev`` and ``p99`` are
+computed by the server from them (:mod:`xaclab_server.services.statistics`),
+never taken from a client. ``stddev`` is NULL when there is one sample.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, LargeBinary, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from xaclab_server.models.base import Base, utcnow
+
+
+class Result(Base):
+    __tablename__ = "results"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    upload_pk: Mapped[int] = mapped_column(ForeignKey("uploads.id"), index=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"), index=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"), index=True)
+    machine_id: Mapped[int] = mapped_column(ForeignKey("machines.id"), index=True)
+    suite: Mapped[str] = mapped_column(Text)
+    benchmark: Mapped[str] = mapped_column(Text)
+    sut: Mapped[str] = mapped_column(Text)
+    metric: Mapped[str] = mapped_column(Text)
+    unit: Mapped[str] = mapped_column(Text)
+    better: Mapped[str] = mapped_column(Text)
+    params: Mapped[dict[str, Any]]
+    n: Mapped[int]
+    mean: Mapped[float]
+    median: Mapped[float]
+    min: Mapped[float]
+    max: Mapped[float]
+    stddev: Mapped[float | None]
+    p99: Mapped[float]
+    samples: Mapped[bytes] = mapped_column(LargeBinary)
+    library_version: Mapped[str] = mapped_column(Text)
+    git_revision: Mapped[str] = mapped_column(Text)
+    env: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)

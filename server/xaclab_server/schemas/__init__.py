@@ -1,0 +1,1 @@
+"""Request and reply bodies of the agent API and the user API."""

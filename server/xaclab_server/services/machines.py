@@ -1,0 +1,68 @@
+"""Registering machines and authenticating their agents by token."""
+
+import hashlib
+import json
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from xaclab_server.models import Machine
+from xaclab_server.models.base import utcnow
+
+TOKEN_PREFIX = "xa_"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, no spaces) of the fingerprint."""
+    canonical = json.dumps(fingerprint, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def register_machine(
+    *, session: Session, name: str, fingerprint: dict[str, Any]
+) -> tuple[Machine, str]:
+    """Create or update the machine called ``name`` with a fresh token; return it and the token.
+
+    The previous token of a re-registered machine stops working at once.
+    """
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = utcnow()
+    for _attempt in range(2):
+        machine = session.scalar(select(Machine).where(Machine.name == name))
+        if machine is None:
+            machine = Machine(name=name, created_at=now)
+            session.add(machine)
+        machine.fingerprint = fingerprint
+        machine.fingerprint_hash = fingerprint_hash(fingerprint)
+        machine.token_hash = hash_token(token)
+        machine.last_seen_at = now
+        try:
+            session.commit()
+        except IntegrityError:
+            # Two registrations of a new name raced; the second updates the first's row.
+            session.rollback()
+            continue
+        return machine, token
+    raise RuntimeError(f"could not register machine {name!r}")
+
+
+def authenticate_agent(*, session: Session, token: str) -> Machine | None:
+    """The machine whose current token this is, with last_seen_at refreshed; None if unknown."""
+    machine = session.scalar(select(Machine).where(Machine.token_hash == hash_token(token)))
+    if machine is None:
+        return None
+    machine.last_seen_at = utcnow()
+    session.commit()
+    return machine
+
+
+def is_online(machine: Machine, *, now: datetime, window_seconds: int) -> bool:
+    return now - machine.last_seen_at <= timedelta(seconds=window_seconds)
