@@ -1,0 +1,266 @@
+/* page_touch: thesis figures 4-1 and 4-3, the page-touch experiment.
+ *
+ * Each transaction reads or writes n consecutive pages of an xMmap()ped
+ * file, n = 1, 2, 4 ... --max-pages, without and with the advisory function
+ * setPageAccess().  One result per (n, access, advisory): suite
+ * "page-touch", benchmark "page_touch", sut "libxac", metric time_per_page
+ * in microseconds, one sample per repetition = the whole xbegin..xend
+ * (commit included) divided by n.
+ *
+ * The same run measures the operating-system floor on the kind of memory
+ * LIBXAC uses for the segment (a MAP_PRIVATE mapping of the data file),
+ * as sut "os" results over --max-pages consecutive pages:
+ *   sigsegv_roundtrip  a read fault whose handler only steps over the
+ *                      faulting instruction (x86-64 only)
+ *   sigsegv_mprotect   a read fault whose handler grants PROT_READ with
+ *                      one mprotect, as LIBXAC's does
+ *   mprotect           one mprotect(PROT_READ) of one page
+ * Issue B's targets compare page_touch at n = 1024 with sigsegv_mprotect.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "clock.h"
+#include "options.h"
+#include "result.h"
+#include "scratch.h"
+#include "xac.h"
+
+static size_t psize;
+
+/* ---- the operating-system floor ---------------------------------------- */
+
+static volatile int floor_mode; /* 0: step over the load, 1: mprotect */
+
+static void floor_handler(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    if (floor_mode == 1) {
+        char *pg = (char *)((uintptr_t)si->si_addr & ~(uintptr_t)(psize - 1));
+        if (mprotect(pg, psize, PROT_READ) != 0)
+            abort();
+        return;
+    }
+#if defined(__x86_64__)
+    ((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP] += 2; /* mov (%rdi),%eax */
+#else
+    (void)ucv;
+    abort();
+#endif
+}
+
+/* A 32-bit load the handler can step over: "mov (%rdi), %eax" is 2 bytes. */
+static int load_stepped(const int *p)
+{
+#if defined(__x86_64__)
+    int v = 0;
+    __asm__ volatile("movl (%%rdi), %%eax" : "=a"(v) : "D"(p) : "memory");
+    return v;
+#else
+    return *(volatile const int *)p;
+#endif
+}
+
+static void floors(int fd, size_t npg, long reps)
+{
+    struct sigaction sa, old;
+    char *m;
+    xb_result *rt, *sm, *mp;
+    uint64_t t0;
+    size_t i;
+    long r;
+    volatile int sink = 0;
+    int have_rt = 0;
+
+#if defined(__x86_64__)
+    have_rt = 1;
+#endif
+    m = mmap(NULL, npg * psize, PROT_READ, MAP_PRIVATE | MAP_NORESERVE, fd,
+             0);
+    if (m == MAP_FAILED)
+        xb_die_errno("mmap");
+    for (i = 0; i < npg; i++) /* map the page-cache pages in */
+        sink += m[i * psize];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = floor_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &old) != 0)
+        xb_die_errno("sigaction");
+
+    rt = xb_result_new("page-touch", "sigsegv_roundtrip", "os",
+                       "time_per_page", "us", XB_LOWER);
+    sm = xb_result_new("page-touch", "sigsegv_mprotect", "os",
+                       "time_per_page", "us", XB_LOWER);
+    mp = xb_result_new("page-touch", "mprotect", "os", "time_per_page", "us",
+                       XB_LOWER);
+    for (r = -1; r < reps; r++) { /* r = -1 warms up */
+        if (have_rt) {
+            floor_mode = 0;
+            if (mprotect(m, npg * psize, PROT_NONE) != 0)
+                xb_die_errno("mprotect");
+            t0 = xb_now_ns();
+            for (i = 0; i < npg; i++)
+                sink += load_stepped((const int *)(m + i * psize));
+            if (r >= 0)
+                xb_sample(rt, (double)(xb_now_ns() - t0) / 1e3 / (double)npg);
+        }
+
+        floor_mode = 1;
+        if (mprotect(m, npg * psize, PROT_NONE) != 0)
+            xb_die_errno("mprotect");
+        t0 = xb_now_ns();
+        for (i = 0; i < npg; i++)
+            sink += *(volatile char *)(m + i * psize);
+        if (r >= 0)
+            xb_sample(sm, (double)(xb_now_ns() - t0) / 1e3 / (double)npg);
+
+        if (mprotect(m, npg * psize, PROT_NONE) != 0)
+            xb_die_errno("mprotect");
+        t0 = xb_now_ns();
+        for (i = 0; i < npg; i++)
+            if (mprotect(m + i * psize, psize, PROT_READ) != 0)
+                xb_die_errno("mprotect");
+        if (r >= 0)
+            xb_sample(mp, (double)(xb_now_ns() - t0) / 1e3 / (double)npg);
+    }
+    if (sigaction(SIGSEGV, &old, NULL) != 0)
+        xb_die_errno("sigaction");
+    munmap(m, npg * psize);
+
+    xb_result *all[3] = {rt, sm, mp};
+    for (i = 0; i < 3; i++) {
+        xb_param_int(all[i], "n", (long long)npg);
+        xb_param_str(all[i], "memory", "file_map_private");
+        if (all[i] == rt && !have_rt)
+            xb_result_free(rt);
+        else
+            xb_result_emit(all[i]);
+    }
+    (void)sink;
+}
+
+/* ---- the page-touch transactions (figures 4-1 and 4-3) ------------------ */
+
+/* One transaction over n pages; returns its time in nanoseconds. */
+static uint64_t touch(int *x, int n, int write, int advisory)
+{
+    size_t ipp = psize / sizeof(int);
+    volatile int value = 0;
+    uint64_t t0 = xb_now_ns();
+    int i, rc;
+
+    xbegin();
+    for (i = 0; i < n; i++) {
+        size_t j = (size_t)i * ipp;
+        if (advisory)
+            setPageAccess(&x[j], write ? READ_WRITE : READ);
+        if (write)
+            x[j] = i;
+        else
+            value = x[j];
+    }
+    rc = xend();
+    t0 = xb_now_ns() - t0;
+    if (rc != COMMITTED) {
+        fprintf(stderr, "page_touch: xend: %s\n", xStrerror(rc));
+        exit(1);
+    }
+    (void)value;
+    return t0;
+}
+
+int main(int argc, char **argv)
+{
+    long long reps = -1, max_pages = 1024;
+    int quick = 0;
+    const char *dir = NULL, *scratch;
+    char ctl[4096], data[4096];
+    struct xb_opt opts[] = {
+        {"quick", XB_OPT_FLAG, &quick, 0, 0, NULL,
+         "5 repetitions per point instead of 100 (under 10 s)"},
+        {"reps", XB_OPT_INT, &reps, 1, 1000000, NULL,
+         "transactions timed for each point (default 5 quick, 100 full)"},
+        {"max-pages", XB_OPT_INT, &max_pages, 1, 1 << 20, NULL,
+         "largest n; n doubles from 1 up to it (default 1024)"},
+        {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
+         "where to make the scratch directory (default $TMPDIR)"},
+        {0}};
+    int *x, nsteps = 0, step = 0, access, adv, fd, rc;
+    long long n, r;
+    char *buf;
+    size_t i;
+
+    xb_opts_parse(argc, argv,
+                  "page_touch: thesis figures 4-1/4-3, time per page for "
+                  "transactions that read or write n consecutive pages",
+                  opts);
+    if (reps < 0)
+        reps = quick ? 5 : 100;
+    psize = (size_t)sysconf(_SC_PAGESIZE);
+    scratch = xb_scratch_create(dir, "page_touch");
+    xb_path(ctl, sizeof ctl, scratch, "xac");
+    xb_path(data, sizeof data, scratch, "input.db");
+
+    /* A real file, not a sparse one: every page is in the page cache. */
+    fd = open(data, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+        xb_die_errno(data);
+    buf = malloc(psize);
+    if (buf == NULL)
+        xb_die_errno("malloc");
+    memset(buf, 0x11, psize);
+    for (i = 0; i < (size_t)max_pages; i++)
+        if (pwrite(fd, buf, psize, (off_t)(i * psize)) != (ssize_t)psize)
+            xb_die_errno("pwrite");
+    free(buf);
+
+    xb_progress(0.0, "measuring the OS floor");
+    floors(fd, (size_t)max_pages, (long)reps);
+    close(fd);
+
+    rc = xInit(ctl, NONDURABLE);
+    if (rc != 0) {
+        fprintf(stderr, "page_touch: xInit: %s\n", xStrerror(rc));
+        return 1;
+    }
+    x = xMmap(data, (size_t)max_pages * psize);
+    if (x == MAP_FAILED)
+        xb_die_errno("xMmap");
+
+    for (n = 1; n <= max_pages; n *= 2)
+        nsteps += 4;
+    for (n = 1; n <= max_pages; n *= 2) {
+        for (access = 0; access < 2; access++) {
+            for (adv = 0; adv < 2; adv++) {
+                xb_result *res = xb_result_new("page-touch", "page_touch",
+                                               "libxac", "time_per_page",
+                                               "us", XB_LOWER);
+                xb_progress(0.05 + 0.95 * step / nsteps,
+                            "n=%lld %s advisory=%s", n,
+                            access ? "write" : "read", adv ? "on" : "off");
+                touch(x, (int)n, access, adv); /* warm-up */
+                for (r = 0; r < reps; r++)
+                    xb_sample(res, (double)touch(x, (int)n, access, adv) /
+                                       1e3 / (double)n);
+                xb_param_int(res, "n", n);
+                xb_param_str(res, "access", access ? "write" : "read");
+                xb_param_bool(res, "advisory", adv);
+                xb_param_str(res, "durability", "nondurable");
+                xb_result_emit(res);
+                step++;
+            }
+        }
+    }
+    rc = xShutdown();
+    if (rc != 0) {
+        fprintf(stderr, "page_touch: xShutdown: %s\n", xStrerror(rc));
+        return 1;
+    }
+    xb_progress(1.0, "done");
+    return 0;
+}

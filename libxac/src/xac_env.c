@@ -1,0 +1,209 @@
+/* xac_env.c: initialization, shutdown and the segment (xMmap/xMunmap). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "xac.h"
+#include "xac_assert.h"
+#include "xac_int.h"
+#include "xac_os.h"
+
+#ifndef XAC_VERSION_STRING
+#define XAC_VERSION_STRING "0.1.0"
+#endif
+
+struct xac_env xac_env = {.xe_fd = -1, .xe_tsorted = 1};
+
+int xInit(const char *path, int flags)
+{
+    struct xac_env *e = &xac_env;
+    long ps;
+    int rc;
+
+    if (e->xe_inited)
+        return XAC_EINIT;
+    if (path == NULL || (flags != NONDURABLE && flags != DURABLE))
+        return XAC_EINVAL;
+    if (flags == DURABLE)
+        return XAC_ENOTSUP;
+    ps = xos.pagesize();
+    XASSERT(ps > 0 && (ps & (ps - 1)) == 0);
+    e->xe_psize = (size_t)ps;
+    for (e->xe_pshift = 0; ((size_t)1 << e->xe_pshift) < e->xe_psize;
+         e->xe_pshift++)
+        ;
+    if (xos.mkdir(path, 0777) != 0 && errno != EEXIST)
+        return errno;
+    rc = xctl_open(&e->xe_ctl, path, e->xe_psize);
+    if (rc != 0)
+        return rc;
+    rc = xac_fault_install();
+    if (rc != 0) {
+        xctl_close(&e->xe_ctl);
+        return rc;
+    }
+    e->xe_flags = flags;
+    e->xe_inited = 1;
+    return 0;
+}
+
+static int seg_unmap(struct xac_env *e)
+{
+    int rc = 0;
+
+    if (xos.fdatasync(e->xe_fd) != 0)
+        rc = errno;
+    xos_expect_faults(e->xe_base, e->xe_len, 0);
+    AZ(xos.munmap(e->xe_base, e->xe_len));
+    AZ(xos.munmap(e->xe_pstate, e->xe_npages));
+    AZ(xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched));
+    xos.close(e->xe_fd);
+    free(e->xe_name);
+    e->xe_name = NULL;
+    e->xe_base = NULL;
+    e->xe_pstate = NULL;
+    e->xe_touched = NULL;
+    e->xe_fd = -1;
+    e->xe_len = 0;
+    e->xe_npages = 0;
+    e->xe_ntouched = e->xe_tcap = 0;
+    e->xe_tsorted = 1;
+    return rc;
+}
+
+int xShutdown(void)
+{
+    struct xac_env *e = &xac_env;
+    int rc = 0;
+
+    if (!e->xe_inited)
+        return XAC_ENOTINIT;
+    if (e->xe_depth > 0)
+        return XAC_EINTXN;
+    if (e->xe_base != NULL)
+        rc = seg_unmap(e);
+    xac_fault_uninstall();
+    xctl_close(&e->xe_ctl);
+    e->xe_inited = 0;
+    return rc;
+}
+
+static void *anon(size_t len)
+{
+    return xos.mmap(NULL, len, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
+void *xMmap(const char *name, size_t length)
+{
+    struct xac_env *e = &xac_env;
+    struct stat st;
+    int err;
+
+    if (!e->xe_inited) {
+        errno = EPERM;
+        return MAP_FAILED;
+    }
+    if (name == NULL || length == 0 || (length & (e->xe_psize - 1)) != 0) {
+        errno = EINVAL;
+        return MAP_FAILED;
+    }
+    if (e->xe_base != NULL) {
+        errno = EBUSY;
+        return MAP_FAILED;
+    }
+    if ((length >> e->xe_pshift) > UINT32_MAX) {
+        errno = EFBIG;
+        return MAP_FAILED;
+    }
+    e->xe_npages = (uint32_t)(length >> e->xe_pshift);
+    e->xe_len = length;
+    e->xe_tcap = e->xe_npages; /* a page is touched at most once */
+    e->xe_fd = xos.open(name, O_RDWR | O_CREAT, 0666);
+    if (e->xe_fd < 0)
+        goto fail;
+    if (xos.fstat(e->xe_fd, &st) != 0)
+        goto fail;
+    if ((size_t)st.st_size < length &&
+        xos.ftruncate(e->xe_fd, (off_t)length) != 0)
+        goto fail;
+    e->xe_name = strdup(name);
+    if (e->xe_name == NULL)
+        goto fail;
+    e->xe_pstate = anon(e->xe_npages);
+    if (e->xe_pstate == MAP_FAILED)
+        goto fail;
+    e->xe_touched = anon(e->xe_tcap * sizeof *e->xe_touched);
+    if (e->xe_touched == MAP_FAILED)
+        goto fail;
+    e->xe_base = xos.mmap(NULL, length, PROT_NONE,
+                          MAP_PRIVATE | MAP_NORESERVE, e->xe_fd, 0);
+    if (e->xe_base == MAP_FAILED)
+        goto fail;
+    xos_expect_faults(e->xe_base, length, 1);
+    e->xe_ntouched = 0;
+    e->xe_tsorted = 1;
+    return e->xe_base;
+
+fail:
+    err = errno;
+    if (e->xe_touched != NULL && e->xe_touched != MAP_FAILED)
+        xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched);
+    if (e->xe_pstate != NULL && e->xe_pstate != MAP_FAILED)
+        xos.munmap(e->xe_pstate, e->xe_npages);
+    if (e->xe_fd >= 0)
+        xos.close(e->xe_fd);
+    free(e->xe_name);
+    e->xe_name = NULL;
+    e->xe_base = NULL;
+    e->xe_pstate = NULL;
+    e->xe_touched = NULL;
+    e->xe_fd = -1;
+    e->xe_len = 0;
+    e->xe_npages = 0;
+    e->xe_tcap = 0;
+    errno = err;
+    return MAP_FAILED;
+}
+
+int xMunmap(const char *name)
+{
+    struct xac_env *e = &xac_env;
+
+    if (!e->xe_inited)
+        return XAC_ENOTINIT;
+    if (name == NULL)
+        return XAC_EINVAL;
+    if (e->xe_base == NULL || strcmp(name, e->xe_name) != 0)
+        return XAC_ENOTMAPPED;
+    if (e->xe_depth > 0)
+        return XAC_EINTXN;
+    return seg_unmap(e);
+}
+
+int xCheckpoint(void)
+{
+    if (!xac_env.xe_inited)
+        return XAC_ENOTINIT;
+    if (xac_env.xe_depth > 0)
+        return XAC_EINTXN;
+    return 0;
+}
+
+int xRecover(const char *name)
+{
+    (void)name;
+    return XAC_ENOTSUP;
+}
+
+int xArchive(void)
+{
+    return XAC_ENOTSUP;
+}
+
+const char *xVersion(void)
+{
+    return "libxac " XAC_VERSION_STRING;
+}

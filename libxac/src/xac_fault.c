@@ -1,0 +1,207 @@
+/* xac_fault.c: the SIGSEGV handler that detects page accesses, and the
+ * code that grants a transaction access to a page.
+ *
+ * The segment is a MAP_PRIVATE mapping of the data file, PROT_NONE outside
+ * the pages the current transaction has touched.  Granting read access is
+ * one mprotect(PROT_READ): the page then shows the file's page-cache page,
+ * the committed version.  Granting write access is one
+ * mprotect(PROT_READ|PROT_WRITE): the kernel's copy-on-write gives the
+ * transaction a private copy on its first store, and the file is untouched
+ * until commit.  On x86-64 the page-fault error code tells a write fault
+ * from a read fault, so a first write costs one SIGSEGV, not the thesis's
+ * two; elsewhere (and under valgrind, which does not pass the error code)
+ * a write to an untouched page takes a read grant and then a second fault.
+ *
+ * Everything reachable from the handler is async-signal-safe: system calls
+ * through the xos table and stores into preallocated arrays.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "xac_assert.h"
+#include "xac_int.h"
+#include "xac_os.h"
+
+/* Spans (in pages, powers of two) tried in turn when a one-page mprotect
+ * fails with ENOMEM because the process has vm.max_map_count mappings
+ * (thesis appendix A.1, item 4).  The last resort is the whole segment,
+ * which is always one mapping. */
+static const uint32_t coarse_spans[] = {512, 32768};
+
+static void mark(struct xac_env *e, uint32_t pg, int st)
+{
+    if (e->xe_pstate[pg] == XP_NONE) {
+        if (e->xe_ntouched > 0 && e->xe_touched[e->xe_ntouched - 1] >= pg)
+            e->xe_tsorted = 0;
+        XASSERT(e->xe_ntouched < e->xe_tcap);
+        e->xe_touched[e->xe_ntouched++] = pg;
+    }
+    e->xe_pstate[pg] = (uint8_t)st;
+}
+
+static int prot_of(int st)
+{
+    return st == XP_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;
+}
+
+/* Grant mode want on the whole span [lo, hi) around the page: every page
+ * in it joins the readset (or writeset), which only costs false conflicts.
+ * Pages granted write but never written are written back unchanged. */
+static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
+{
+    size_t i;
+    uint32_t lo, hi, p;
+    int level;
+
+    for (i = 0; i <= sizeof coarse_spans / sizeof coarse_spans[0]; i++) {
+        if (i < sizeof coarse_spans / sizeof coarse_spans[0]) {
+            lo = pg & ~(coarse_spans[i] - 1);
+            hi = lo + coarse_spans[i] < e->xe_npages
+                     ? lo + coarse_spans[i] : e->xe_npages;
+        } else {
+            lo = 0;
+            hi = e->xe_npages;
+        }
+        level = want;
+        for (p = lo; p < hi; p++)
+            if (e->xe_pstate[p] > level)
+                level = e->xe_pstate[p];
+        if (xos.mprotect(e->xe_base + ((size_t)lo << e->xe_pshift),
+                         (size_t)(hi - lo) << e->xe_pshift,
+                         prot_of(level)) == 0) {
+            for (p = lo; p < hi; p++)
+                if (e->xe_pstate[p] < level)
+                    mark(e, p, level);
+            e->xe_escalations++;
+            return 0;
+        }
+        if (errno != ENOMEM)
+            return errno;
+    }
+    return ENOMEM;
+}
+
+int xac_grant(uint32_t pg, int want)
+{
+    struct xac_env *e = &xac_env;
+
+    if (xos.mprotect(e->xe_base + ((size_t)pg << e->xe_pshift), e->xe_psize,
+                     prot_of(want)) == 0) {
+        mark(e, pg, want);
+        return 0;
+    }
+    if (errno != ENOMEM)
+        return errno;
+    return grant_coarse(e, pg, want);
+}
+
+/* Did the faulting access write?  0 when the machine does not say. */
+static int fault_is_write(void *ucv)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ucv;
+    return (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#elif defined(__aarch64__)
+    /* The kernel appends an esr_context record to the signal frame. */
+    const ucontext_t *uc = ucv;
+    const unsigned char *p = uc->uc_mcontext.__reserved;
+    const unsigned char *end = p + sizeof uc->uc_mcontext.__reserved;
+    while (p + 8 <= end) {
+        const struct { unsigned magic, size; } *h = (const void *)p;
+        if (h->magic == 0 || h->size == 0)
+            break;
+        if (h->magic == 0x45535201) { /* ESR_MAGIC */
+            unsigned long long esr;
+            memcpy(&esr, p + 8, sizeof esr);
+            return ((esr >> 26) & 0x3f) == 0x24 && (esr & (1u << 6)) != 0;
+        }
+        p += h->size;
+    }
+    return 0;
+#else
+    (void)ucv;
+    return 0;
+#endif
+}
+
+static void say(const char *msg)
+{
+    ssize_t rc = write(STDERR_FILENO, msg, strlen(msg));
+    (void)rc;
+}
+
+/* Not our fault: hand it to the handler that was there before xInit, or
+ * let it take the default action, which re-executing the faulting
+ * instruction does (with a core dump pointing at the real culprit). */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    const struct sigaction *o = &xac_env.xe_oldsegv;
+    struct sigaction dfl;
+
+    if (o->sa_flags & SA_SIGINFO) {
+        o->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN) {
+        o->sa_handler(sig);
+        return;
+    }
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    xos.sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0) /* sent by kill(), not a fault */
+        raise(sig);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    struct xac_env *e = &xac_env;
+    int saved = errno;
+    char *a = si->si_addr;
+    uint32_t pg;
+    int cur, want;
+
+    if (si->si_code > 0 && e->xe_depth > 0 && e->xe_base != NULL &&
+        a >= e->xe_base && a < e->xe_base + e->xe_len) {
+        pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
+        cur = e->xe_pstate[pg];
+        want = (cur == XP_READ || fault_is_write(uc)) ? XP_WRITE : XP_READ;
+        if (cur == XP_WRITE) {
+            say("libxac: fault on a page the transaction may write\n");
+        } else if (want == XP_WRITE && e->xe_qdepth != 0) {
+            say("libxac: write to the segment in a read-only transaction "
+                "(xbeginQuery)\n");
+        } else if (xac_grant(pg, want) == 0) {
+            e->xe_faults++;
+            errno = saved;
+            return;
+        } else {
+            say("libxac: cannot give the transaction access to a page\n");
+        }
+    }
+    chain(sig, si, uc);
+    errno = saved;
+}
+
+int xac_fault_install(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (xos.sigaction(SIGSEGV, &sa, &xac_env.xe_oldsegv) != 0)
+        return errno;
+    return 0;
+}
+
+void xac_fault_uninstall(void)
+{
+    AZ(xos.sigaction(SIGSEGV, &xac_env.xe_oldsegv, NULL));
+}

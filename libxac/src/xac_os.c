@@ -1,0 +1,104 @@
+/* xac_os.c: the system-call table (see xac_os.h). */
+#include "xac_os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define XOS_HAVE_MEMCHECK 1
+#endif
+#endif
+
+static int os_open(const char *path, int flags, mode_t mode)
+{
+    return open(path, flags | O_CLOEXEC, mode);
+}
+
+static long os_pagesize(void)
+{
+    return sysconf(_SC_PAGESIZE);
+}
+
+static void *os_mremap(void *old, size_t old_len, size_t new_len, int flags)
+{
+    return mremap(old, old_len, new_len, flags);
+}
+
+static const struct xos_table xos_default = {
+    .open = os_open,
+    .close = close,
+    .fstat = fstat,
+    .ftruncate = ftruncate,
+    .fdatasync = fdatasync,
+    .mkdir = mkdir,
+    .pread = pread,
+    .pwrite = pwrite,
+    .mmap = mmap,
+    .munmap = munmap,
+    .mremap = os_mremap,
+    .mprotect = mprotect,
+    .madvise = madvise,
+    .sigaction = sigaction,
+    .getpid = getpid,
+    .kill = kill,
+    .flock = flock,
+    .pagesize = os_pagesize,
+};
+
+struct xos_table xos = xos_default;
+
+void xos_reset(void)
+{
+    xos = xos_default;
+}
+
+unsigned long long xos_proc_start(pid_t pid)
+{
+    char path[64], buf[1024];
+    unsigned long long start = 0;
+    int fd, field;
+    ssize_t n;
+    char *p;
+
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    fd = xos.open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return 0;
+    n = xos.pread(fd, buf, sizeof buf - 1, 0);
+    xos.close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The command name (field 2) may contain spaces; count from its ')'. */
+    p = strrchr(buf, ')');
+    if (p == NULL)
+        return 0;
+    for (field = 2; *p != '\0' && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (field == 22)
+        start = strtoull(p, NULL, 10);
+    return start;
+}
+
+void xos_expect_faults(void *addr, size_t len, int on)
+{
+#ifdef XOS_HAVE_MEMCHECK
+    if (on)
+        VALGRIND_DISABLE_ADDR_ERROR_REPORTING_IN_RANGE(addr, len);
+    else
+        VALGRIND_ENABLE_ADDR_ERROR_REPORTING_IN_RANGE(addr, len);
+#else
+    (void)addr;
+    (void)len;
+    (void)on;
+#endif
+}

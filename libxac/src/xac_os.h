@@ -1,0 +1,56 @@
+/* xac_os.h: every system call LIBXAC makes, behind one swappable table.
+ *
+ * As in SQLite's os_unix.c aSyscall[], the library never calls the OS
+ * directly: it calls xos.<name>(...).  A test may point an entry at its own
+ * function to inject a failure (an mprotect that returns ENOMEM, a pwrite
+ * that returns EIO) and must call xos_reset() afterwards.  Each entry has
+ * the signature of the system call it stands for (open takes its mode
+ * explicitly).
+ */
+#ifndef XAC_OS_H
+#define XAC_OS_H
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct xos_table {
+    int (*open)(const char *path, int flags, mode_t mode);
+    int (*close)(int fd);
+    int (*fstat)(int fd, struct stat *st);
+    int (*ftruncate)(int fd, off_t length);
+    int (*fdatasync)(int fd);
+    int (*mkdir)(const char *path, mode_t mode);
+    ssize_t (*pread)(int fd, void *buf, size_t n, off_t off);
+    ssize_t (*pwrite)(int fd, const void *buf, size_t n, off_t off);
+    void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd,
+                  off_t off);
+    int (*munmap)(void *addr, size_t len);
+    void *(*mremap)(void *old, size_t old_len, size_t new_len, int flags);
+    int (*mprotect)(void *addr, size_t len, int prot);
+    int (*madvise)(void *addr, size_t len, int advice);
+    int (*sigaction)(int sig, const struct sigaction *act,
+                     struct sigaction *old);
+    pid_t (*getpid)(void);
+    int (*kill)(pid_t pid, int sig);
+    int (*flock)(int fd, int op);
+    long (*pagesize)(void);
+};
+
+extern struct xos_table xos;
+
+/* Put every entry back to the real system call. */
+void xos_reset(void);
+
+/* Process start time in clock ticks since boot (field 22 of
+ * /proc/<pid>/stat), 0 if it cannot be read.  A pid plus its start time
+ * names a process even after the pid is reused. */
+unsigned long long xos_proc_start(pid_t pid);
+
+/* Tell valgrind's memcheck (when running under it) that faults on the
+ * segment [addr, addr + len) are LIBXAC's page-access detection, not
+ * errors (on = 1), or that they are errors again (on = 0).  A no-op
+ * otherwise. */
+void xos_expect_faults(void *addr, size_t len, int on);
+
+#endif

@@ -1,0 +1,4 @@
+/* testhelp.c: the counters behind testhelp.h. */
+#include "testhelp.h"
+
+int test_failed, test_num;

@@ -1,0 +1,107 @@
+/* tutil.c: helpers the unit tests share (see tutil.h). */
+#include "tutil.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tu_dir[4096];
+static pid_t tu_owner;
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+                  struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void tu_cleanup(void)
+{
+    if (tu_dir[0] != '\0' && getpid() == tu_owner) {
+        if (chdir("/") != 0)
+            return;
+        nftw(tu_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    }
+}
+
+const char *tu_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+
+    snprintf(tu_dir, sizeof tu_dir, "%s/xactest-XXXXXX",
+             t != NULL && t[0] != '\0' ? t : "/tmp");
+    if (mkdtemp(tu_dir) == NULL || chdir(tu_dir) != 0) {
+        perror("tu_tmpdir");
+        exit(2);
+    }
+    tu_owner = getpid();
+    atexit(tu_cleanup);
+    return tu_dir;
+}
+
+ssize_t tu_read(const char *path, void *buf, size_t len, off_t off)
+{
+    int fd = open(path, O_RDONLY);
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    n = pread(fd, buf, len, off);
+    close(fd);
+    return n;
+}
+
+int tu_int_at(const char *path, off_t off)
+{
+    int v = -1;
+
+    if (tu_read(path, &v, sizeof v, off) != (ssize_t)sizeof v)
+        return -1;
+    return v;
+}
+
+off_t tu_size(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+int tu_in_child(void (*fn)(void *), void *arg)
+{
+    pid_t pid;
+    int st = 0;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        fn(arg);
+        _exit(0);
+    }
+    while (waitpid(pid, &st, 0) < 0)
+        ;
+    return st;
+}
+
+int tu_crashed(int st)
+{
+    return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) ||
+           (WIFEXITED(st) && WEXITSTATUS(st) != 0);
+}
+
+int tu_valgrind(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+
+    return p != NULL && strstr(p, "vgpreload") != NULL;
+}

@@ -1,0 +1,33 @@
+/* tutil.h: helpers the unit tests share. */
+#ifndef XAC_TUTIL_H
+#define XAC_TUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Make a fresh directory under $TMPDIR (or /tmp), chdir into it, and
+ * remove it with everything in it at exit. */
+const char *tu_tmpdir(void);
+
+/* Read len bytes at off of file path with pread(2) into buf; returns the
+ * number of bytes read or -1. */
+ssize_t tu_read(const char *path, void *buf, size_t len, off_t off);
+
+/* The int at byte offset off of file path (read with pread(2)). */
+int tu_int_at(const char *path, off_t off);
+
+/* Size of file path, or -1. */
+off_t tu_size(const char *path);
+
+/* Fork; the child runs fn(arg) and then _exit(0)s.  Returns the wait
+ * status of the child. */
+int tu_in_child(void (*fn)(void *), void *arg);
+
+/* Did a child with wait status st die of a crash (SIGSEGV, or a sanitizer
+ * report, which exits non-zero)? */
+int tu_crashed(int st);
+
+/* Running under valgrind? */
+int tu_valgrind(void);
+
+#endif

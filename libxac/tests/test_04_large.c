@@ -1,0 +1,114 @@
+/* test_04_large: a 16 GiB segment, thousands of pages in one transaction,
+ * and more pages than vm.max_map_count allows mappings. */
+#include <errno.h>
+#include <string.h>
+
+#include "support/testhelp.h"
+#include "support/tutil.h"
+#include "xac_int.h"
+#include "xac_os.h"
+
+static size_t ipp(void)
+{
+    return PAGESIZE / sizeof(int);
+}
+
+/* Fails every one-page mprotect that grants access with ENOMEM, as the
+ * kernel does at vm.max_map_count mappings. */
+static int enomem_mprotect(void *addr, size_t len, int prot)
+{
+    if (len == PAGESIZE && prot != PROT_NONE) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return mprotect(addr, len, prot);
+}
+
+int main(void)
+{
+    int *x, ok, v;
+    size_t i, npg, big = (size_t)4 << 20; /* 4M pages = 16 GiB */
+    size_t many = tu_valgrind() ? 3000 : 5000;
+    size_t sparse = tu_valgrind() ? 8000 : 140000;
+    unsigned long esc;
+
+    tu_tmpdir();
+    E(xInit(".", NONDURABLE));
+
+    /* 16 GiB: the issue B target size; the file stays sparse. */
+    x = xMmap("big.db", big * PAGESIZE);
+    test_cond("xMmap of 16 GiB", x != MAP_FAILED);
+    if (x == MAP_FAILED)
+        return test_report();
+    E(xbegin());
+    x[0] = 1;
+    x[(big / 2) * ipp()] = 2;
+    x[(big - 1) * ipp() + ipp() - 1] = 3;
+    test_cond("commit at both ends of 16 GiB", xend() == COMMITTED);
+    test_cond("the writes are in the file",
+              tu_int_at("big.db", 0) == 1 &&
+                  tu_int_at("big.db", (off_t)(big / 2) * (off_t)PAGESIZE) == 2 &&
+                  tu_int_at("big.db", (off_t)big * (off_t)PAGESIZE - 4) == 3);
+    E(xMunmap("big.db"));
+
+    /* Thousands of written pages in one transaction. */
+    npg = sparse * 2 + 16;
+    x = xMmap("many.db", npg * PAGESIZE);
+    if (x == MAP_FAILED)
+        abort();
+    E(xbegin());
+    for (i = 0; i < many; i++)
+        x[i * ipp()] = (int)i + 1;
+    test_cond("commit of thousands of written pages", xend() == COMMITTED);
+    ok = 1;
+    for (i = 0; i < many; i++)
+        ok = ok && tu_int_at("many.db", (off_t)i * (off_t)PAGESIZE) ==
+                       (int)i + 1;
+    test_cond("every page is in the file", ok);
+
+    /* Touching every other page makes one mapping per page; past
+     * vm.max_map_count (65530) the library must coarsen its grants. */
+    esc = xac_env.xe_escalations;
+    E(xbegin());
+    v = 0;
+    for (i = 0; i < sparse; i++)
+        v += x[2 * i * ipp()];
+    x[2 * ipp() + 1] = 555;
+    x[(2 * sparse - 2) * ipp() + 1] = 666;
+    /* pages 0, 2, 4 ... below many hold 1, 3, 5 ... */
+    test_cond("every other page read", v == (int)((many / 2) * (many / 2)));
+    test_cond("commit after touching every other page",
+              xend() == COMMITTED);
+    if (!tu_valgrind())
+        test_cond("it took coarse grants", xac_env.xe_escalations > esc);
+    test_cond("its writes are in the file",
+              tu_int_at("many.db", 2 * (off_t)PAGESIZE + 4) == 555 &&
+                  tu_int_at("many.db",
+                            (off_t)(2 * sparse - 2) * (off_t)PAGESIZE + 4) ==
+                      666);
+    test_cond("the pages it only read are unchanged",
+              tu_int_at("many.db", 3 * (off_t)PAGESIZE) == 4);
+
+    /* The same with writes, forced through the coarse path. */
+    xos.mprotect = enomem_mprotect;
+    esc = xac_env.xe_escalations;
+    E(xbegin());
+    x[700 * ipp() + 2] = 7;
+    v = x[1200 * ipp()];
+    E(xFail());
+    test_cond("coarse grants abort", xend() == ABORTED &&
+              tu_int_at("many.db", 700 * (off_t)PAGESIZE + 8) == 0);
+    E(xbegin());
+    x[700 * ipp() + 2] = 7;
+    test_cond("coarse writes commit", xend() == COMMITTED);
+    xos_reset();
+    test_cond("coarse grants were taken", xac_env.xe_escalations > esc);
+    test_cond("a coarse write is in the file",
+              tu_int_at("many.db", 700 * (off_t)PAGESIZE + 8) == 7);
+    test_cond("its neighbours are unchanged",
+              tu_int_at("many.db", 701 * (off_t)PAGESIZE) == 702 &&
+                  tu_int_at("many.db", 699 * (off_t)PAGESIZE) == 700 &&
+                  v == 1201);
+    E(xShutdown());
+    return test_report();
+}

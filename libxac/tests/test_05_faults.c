@@ -1,0 +1,77 @@
+/* test_05_faults: real bugs still crash; failed system calls surface. */
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "support/testhelp.h"
+#include "support/tutil.h"
+#include "xac_os.h"
+
+static int *seg;
+static volatile int sink;
+
+static void touch_outside_txn(void *arg)
+{
+    (void)arg;
+    sink = seg[0];
+}
+
+static void touch_unmapped_in_txn(void *arg)
+{
+    volatile int *p = arg;
+    xbegin();
+    sink = *p;
+}
+
+static void write_in_query(void *arg)
+{
+    (void)arg;
+    xbeginQuery();
+    seg[10] = 1;
+}
+
+static ssize_t eio_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    (void)fd;
+    (void)buf;
+    (void)n;
+    (void)off;
+    errno = EIO;
+    return -1;
+}
+
+int main(void)
+{
+    void *hole;
+    int st;
+
+    tu_tmpdir();
+    E(xInit(".", NONDURABLE));
+    seg = xMmap("t.db", 4 * PAGESIZE);
+    if (seg == MAP_FAILED)
+        abort();
+    hole = mmap(NULL, PAGESIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    st = tu_in_child(touch_outside_txn, NULL);
+    test_cond("touching the segment outside a transaction crashes",
+              tu_crashed(st));
+    st = tu_in_child(touch_unmapped_in_txn, hole);
+    test_cond("a bad address inside a transaction still crashes",
+              tu_crashed(st));
+    st = tu_in_child(write_in_query, NULL);
+    test_cond("writing in a read-only transaction crashes", tu_crashed(st));
+
+    xos.pwrite = eio_pwrite;
+    E(xbegin());
+    seg[0] = 5;
+    test_cond("xend reports a failed write-back", xend() == EIO);
+    xos_reset();
+    test_cond("the transaction is over after the error",
+              xend() == XAC_ENOTXN);
+    E(xbegin());
+    test_cond("the failed commit's private copy is gone",
+              seg[0] == 0 && xend() == COMMITTED);
+    E(xShutdown());
+    munmap(hole, PAGESIZE);
+    return test_report();
+}
