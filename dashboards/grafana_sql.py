@@ -144,8 +144,14 @@ def _unix_nano(moment: datetime) -> int:
 _DATE_UNIT = re.compile(r"^(\d+)([dwMy])$")
 _GO_DURATION_PART = re.compile(r"(\d*\.?\d*)(ns|us|µs|μs|ms|s|m|h)")
 _GO_UNIT_NS = {
-    "ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000,
-    "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000,
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
 }
 
 
@@ -197,11 +203,19 @@ def _add_months(moment: datetime, months: int) -> datetime:
 
 def format_interval(interval: timedelta) -> str:
     """gtime.FormatInterval: the largest whole unit of y, d, h, m, s, ms (at least 1ms)."""
-    ns = round(interval.total_seconds() * 1e9) if interval.microseconds else (
-        (interval.days * 86400 + interval.seconds) * 1_000_000_000
+    ns = (
+        round(interval.total_seconds() * 1e9)
+        if interval.microseconds
+        else ((interval.days * 86400 + interval.seconds) * 1_000_000_000)
     )
-    for unit, size in (("y", 365 * 86400 * 10**9), ("d", 86400 * 10**9), ("h", 3600 * 10**9),
-                       ("m", 60 * 10**9), ("s", 10**9), ("ms", 10**6)):
+    for unit, size in (
+        ("y", 365 * 86400 * 10**9),
+        ("d", 86400 * 10**9),
+        ("h", 3600 * 10**9),
+        ("m", 60 * 10**9),
+        ("s", 10**9),
+        ("ms", 10**6),
+    ):
         if ns >= size:
             return f"{ns // size}{unit}"
     return "1ms"
@@ -209,9 +223,7 @@ def format_interval(interval: timedelta) -> str:
 
 # -- step 1: template variables ------------------------------------------------
 
-_VARIABLE = re.compile(
-    r"\$(\w+)|\[\[(\w+?)(?::(\w+))?\]\]|\$\{(\w+)(?:\.([^:^}]+))?(?::([^}]+))?\}"
-)
+_VARIABLE = re.compile(r"\$(\w+)|\[\[(\w+?)(?::(\w+))?\]\]|\$\{(\w+)(?:\.([^:^}]+))?(?::([^}]+))?\}")
 
 
 def _quote_literal(value: str) -> str:
@@ -308,12 +320,15 @@ def _group_interval(name: str, args: list[str], state: _State, now: datetime) ->
 
 
 def _evaluate(
-    name: str, args: list[str], time_range: TimeRange, state: _State, timescaledb: bool,
+    name: str,
+    args: list[str],
+    time_range: TimeRange,
+    state: _State,
+    timescaledb: bool,
     now: datetime,
 ) -> str:
     start, end = time_range.start, time_range.end
-    needs_column = {"__time", "__timeEpoch", "__timeFilter", "__unixEpochFilter",
-                    "__unixEpochNanoFilter"}
+    needs_column = {"__time", "__timeEpoch", "__timeFilter", "__unixEpochFilter", "__unixEpochNanoFilter"}
     if name in needs_column and not args:
         raise MacroError(f"missing time column argument for macro {name}")
     if name == "__time":
@@ -350,7 +365,11 @@ def _evaluate(
 
 
 def expand_macros(
-    sql: str, time_range: TimeRange, *, timescaledb: bool = False, now: datetime | None = None,
+    sql: str,
+    time_range: TimeRange,
+    *,
+    timescaledb: bool = False,
+    now: datetime | None = None,
 ) -> tuple[str, FillMode | None]:
     """The PostgreSQL macro engine.  Returns the SQL and the fill mode a macro asked for."""
     state = _State()

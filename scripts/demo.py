@@ -87,7 +87,9 @@ def main() -> int:
     with open(DEMO / "server.log", "ab") as log:
         server = subprocess.Popen(
             [str(VENV / "xaclab-server"), "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=log, stderr=log,
+            env=env,
+            stdout=log,
+            stderr=log,
         )
     children.append(server)
     say(f"server starting on {base} (log: .demo/server.log)")
@@ -103,7 +105,9 @@ def main() -> int:
     name = socket.gethostname().split(".")[0] or "demo"
     subprocess.run(
         [str(VENV / "xaclab-agent"), "register", "--server", base, "--name", name],
-        env=agent_env, check=True, stdout=subprocess.DEVNULL,
+        env=agent_env,
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
     with open(DEMO / "agent.log", "ab") as log:
         agent = subprocess.Popen([str(VENV / "xaclab-agent"), "run"], env=agent_env, stdout=log, stderr=log)

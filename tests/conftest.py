@@ -80,7 +80,9 @@ def server(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(VENV_BIN / "xaclab-server"), "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=out, stderr=subprocess.STDOUT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -75,12 +75,19 @@ def dash_server(dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
     token = secrets.token_urlsafe(24)
     workdir = tmp_path_factory.mktemp("dash-server")
     log = workdir / "server.log"
-    env = dict(os.environ, XACLAB_DATABASE_URL=dash_pg_url, XACLAB_REGISTRATION_TOKEN=token,
-               XACLAB_DATA_DIR=str(workdir))
+    env = dict(
+        os.environ,
+        XACLAB_DATABASE_URL=dash_pg_url,
+        XACLAB_REGISTRATION_TOKEN=token,
+        XACLAB_DATA_DIR=str(workdir),
+    )
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(VENV_BIN / "xaclab-server"), "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=workdir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -118,19 +125,34 @@ def seeded_db(dash_server: tuple[str, str], dash_pg_url: str) -> str:
     """Run page-touch (quick) through the agent protocol; return the libpq URL."""
     base, registration_token = dash_server
     agent_api = f"{base}/api/agent/v1"
-    fingerprint = {"hostname": socket.gethostname(), "kernel": platform.release(),
-                   "machine": platform.machine()}
-    reply = httpx.post(f"{agent_api}/register", json={
-        "registration_token": registration_token, "name": MACHINE, "fingerprint": fingerprint,
-    }, timeout=30)
+    fingerprint = {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+    }
+    reply = httpx.post(
+        f"{agent_api}/register",
+        json={
+            "registration_token": registration_token,
+            "name": MACHINE,
+            "fingerprint": fingerprint,
+        },
+        timeout=30,
+    )
     assert reply.status_code == 201, reply.text
     machine_id, agent_token = reply.json()["machine_id"], reply.json()["agent_token"]
-    agent = httpx.Client(base_url=agent_api, timeout=90,
-                         headers={"Authorization": f"Bearer {agent_token}"})
+    agent = httpx.Client(base_url=agent_api, timeout=90, headers={"Authorization": f"Bearer {agent_token}"})
 
-    created = httpx.post(f"{base}/api/v1/runs", json={
-        "machine_id": machine_id, "suite": "page-touch", "profile": "quick", "params": {},
-    }, timeout=30)
+    created = httpx.post(
+        f"{base}/api/v1/runs",
+        json={
+            "machine_id": machine_id,
+            "suite": "page-touch",
+            "profile": "quick",
+            "params": {},
+        },
+        timeout=30,
+    )
     assert created.status_code == 201, created.text
     run_id = created.json()["run_id"]
 
@@ -153,12 +175,17 @@ def seeded_db(dash_server: tuple[str, str], dash_pg_url: str) -> str:
     assert results, "page_touch --quick printed no results"
 
     for start in range(0, len(results), 1000):
-        upload = agent.post(f"/jobs/{job['job_id']}/results", json={
-            "upload_id": str(uuid.uuid4()), "results": results[start:start + 1000],
-        })
+        upload = agent.post(
+            f"/jobs/{job['job_id']}/results",
+            json={
+                "upload_id": str(uuid.uuid4()),
+                "results": results[start : start + 1000],
+            },
+        )
         assert upload.status_code in (200, 201), upload.text
-    finish = agent.post(f"/jobs/{job['job_id']}/finish",
-                        json={"status": "succeeded", "message": f"{len(results)} results"})
+    finish = agent.post(
+        f"/jobs/{job['job_id']}/finish", json={"status": "succeeded", "message": f"{len(results)} results"}
+    )
     assert finish.status_code == 200, finish.text
     agent.close()
 

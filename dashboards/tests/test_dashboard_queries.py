@@ -51,8 +51,15 @@ def _relative(text: str, now: datetime) -> datetime:
         return now
     assert text.startswith("now-"), text
     amount, unit = int(text[4:-1]), text[-1]
-    return now - {"m": timedelta(minutes=amount), "h": timedelta(hours=amount),
-                  "d": timedelta(days=amount), "w": timedelta(weeks=amount)}[unit]
+    return (
+        now
+        - {
+            "m": timedelta(minutes=amount),
+            "h": timedelta(hours=amount),
+            "d": timedelta(days=amount),
+            "w": timedelta(weeks=amount),
+        }[unit]
+    )
 
 
 def _time_range(board: dict[str, Any]) -> TimeRange:
@@ -68,10 +75,11 @@ def _variables(conn: psycopg.Connection[Any], board: dict[str, Any]) -> dict[str
         rows = conn.execute(var["query"]).fetchall()
         assert rows, f"variable {var['name']} has no values"
         values = [str(r[0]) for r in rows]
-        variables[var["name"]] = Variable(values if var.get("multi") or var.get("includeAll")
-                                          else values[0],
-                                          multi=bool(var.get("multi")),
-                                          include_all=bool(var.get("includeAll")))
+        variables[var["name"]] = Variable(
+            values if var.get("multi") or var.get("includeAll") else values[0],
+            multi=bool(var.get("multi")),
+            include_all=bool(var.get("includeAll")),
+        )
     return variables
 
 
@@ -85,8 +93,12 @@ def test_panel_query_returns_rows(seeded_db: str, ident: str, path: str, target:
     assert target["datasource"]["uid"] == PG_UID, ident
     assert target.get("format") in ("time_series", "table"), ident
     with psycopg.connect(seeded_db) as conn:
-        sql = expand(target["rawSql"], _time_range(board), variables=_variables(conn, board),
-                     interval=timedelta(hours=1))
+        sql = expand(
+            target["rawSql"],
+            _time_range(board),
+            variables=_variables(conn, board),
+            interval=timedelta(hours=1),
+        )
         try:
             cursor = conn.execute(sql)
         except psycopg.Error as exc:

@@ -27,8 +27,8 @@ FROM = datetime(2018, 4, 12, 18, 0, tzinfo=UTC)
 RANGE = TimeRange(FROM, FROM + timedelta(minutes=5))
 
 
-def macros(sql: str, time_range: TimeRange = RANGE, **kw: bool) -> str:
-    return expand_macros(sql, time_range, **kw)[0]
+def macros(sql: str, time_range: TimeRange = RANGE, *, timescaledb: bool = False) -> str:
+    return expand_macros(sql, time_range, timescaledb=timescaledb)[0]
 
 
 @pytest.mark.parametrize(
@@ -37,31 +37,43 @@ def macros(sql: str, time_range: TimeRange = RANGE, **kw: bool) -> str:
         ("select $__time(time_column)", 'select time_column AS "time"'),
         ("select min($__time(time_column))", 'select min(time_column AS "time")'),
         ("select $__timeEpoch(time_column)", 'select extract(epoch from time_column) as "time"'),
-        ("WHERE $__timeFilter(time_column)",
-         "WHERE time_column BETWEEN '2018-04-12T18:00:00Z' AND '2018-04-12T18:05:00Z'"),
+        (
+            "WHERE $__timeFilter(time_column)",
+            "WHERE time_column BETWEEN '2018-04-12T18:00:00Z' AND '2018-04-12T18:05:00Z'",
+        ),
         ("select $__timeFrom()", "select '2018-04-12T18:00:00Z'"),
         ("select $__timeTo()", "select '2018-04-12T18:05:00Z'"),
         # Pre-5.3 compatibility: a comma right after the macro adds the alias.
-        ("SELECT $__timeGroup(time_column,'5m'), value",
-         'SELECT floor(extract(epoch from time_column)/300)*300 AS "time", value'),
-        ("SELECT $__timeGroup(time_column,'5m') as time, value",
-         "SELECT floor(extract(epoch from time_column)/300)*300 as time, value"),
-        ("SELECT $__timeGroup(time_column,'5m')",
-         "SELECT floor(extract(epoch from time_column)/300)*300"),
-        ("SELECT $__timeGroupAlias(time_column,'5m')",
-         'SELECT floor(extract(epoch from time_column)/300)*300 AS "time"'),
+        (
+            "SELECT $__timeGroup(time_column,'5m'), value",
+            'SELECT floor(extract(epoch from time_column)/300)*300 AS "time", value',
+        ),
+        (
+            "SELECT $__timeGroup(time_column,'5m') as time, value",
+            "SELECT floor(extract(epoch from time_column)/300)*300 as time, value",
+        ),
+        ("SELECT $__timeGroup(time_column,'5m')", "SELECT floor(extract(epoch from time_column)/300)*300"),
+        (
+            "SELECT $__timeGroupAlias(time_column,'5m')",
+            'SELECT floor(extract(epoch from time_column)/300)*300 AS "time"',
+        ),
         ("$__timeGroup(time_column , '5m')", "floor(extract(epoch from time_column)/300)*300"),
-        ("$__timeGroupAlias(time_column , '5m')",
-         'floor(extract(epoch from time_column)/300)*300 AS "time"'),
+        ("$__timeGroupAlias(time_column , '5m')", 'floor(extract(epoch from time_column)/300)*300 AS "time"'),
         ("select $__unixEpochFilter(time)", "select time >= 1523556000 AND time <= 1523556300"),
-        ("select $__unixEpochNanoFilter(time)",
-         "select time >= 1523556000000000000 AND time <= 1523556300000000000"),
+        (
+            "select $__unixEpochNanoFilter(time)",
+            "select time >= 1523556000000000000 AND time <= 1523556300000000000",
+        ),
         ("select $__unixEpochNanoFrom()", "select 1523556000000000000"),
         ("select $__unixEpochNanoTo()", "select 1523556300000000000"),
-        ("SELECT $__unixEpochGroup(time_column+time_adjustment,'5m')",
-         "SELECT floor((time_column+time_adjustment)/300)*300"),
-        ("SELECT $__unixEpochGroupAlias(time_column+time_adjustment,'5m')",
-         'SELECT floor((time_column+time_adjustment)/300)*300 AS "time"'),
+        (
+            "SELECT $__unixEpochGroup(time_column+time_adjustment,'5m')",
+            "SELECT floor((time_column+time_adjustment)/300)*300",
+        ),
+        (
+            "SELECT $__unixEpochGroupAlias(time_column+time_adjustment,'5m')",
+            'SELECT floor((time_column+time_adjustment)/300)*300 AS "time"',
+        ),
     ],
 )
 def test_macro_matches_grafana(sql: str, expected: str) -> None:
@@ -73,8 +85,7 @@ def test_macro_matches_grafana(sql: str, expected: str) -> None:
     [
         ("GROUP BY $__timeGroup(time_column,'5m')", "GROUP BY time_bucket('300.000s',time_column)"),
         ("GROUP BY $__timeGroup(time_column , '5m')", "GROUP BY time_bucket('300.000s',time_column)"),
-        ("GROUP BY $__timeGroup(time_column , '12d')",
-         "GROUP BY time_bucket('1036800.000s',time_column)"),
+        ("GROUP BY $__timeGroup(time_column , '12d')", "GROUP BY time_bucket('1036800.000s',time_column)"),
         ("GROUP BY $__timeGroup(time_column , '20ms')", "GROUP BY time_bucket('0.020s',time_column)"),
     ],
 )
@@ -85,13 +96,24 @@ def test_timescaledb_time_bucket(sql: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("start", "end", "start_text", "end_text"),
     [
-        (datetime(1960, 2, 1, 7, tzinfo=UTC), datetime(1965, 2, 3, 8, tzinfo=UTC),
-         "1960-02-01T07:00:00Z", "1965-02-03T08:00:00Z"),
-        (datetime(1960, 2, 1, 7, tzinfo=UTC), datetime(1980, 2, 3, 8, tzinfo=UTC),
-         "1960-02-01T07:00:00Z", "1980-02-03T08:00:00Z"),
-        (datetime(1960, 2, 1, 7, 0, 0, 500000, tzinfo=UTC),
-         datetime(1980, 2, 3, 8, 0, 0, 500000, tzinfo=UTC),
-         "1960-02-01T07:00:00.5Z", "1980-02-03T08:00:00.5Z"),
+        (
+            datetime(1960, 2, 1, 7, tzinfo=UTC),
+            datetime(1965, 2, 3, 8, tzinfo=UTC),
+            "1960-02-01T07:00:00Z",
+            "1965-02-03T08:00:00Z",
+        ),
+        (
+            datetime(1960, 2, 1, 7, tzinfo=UTC),
+            datetime(1980, 2, 3, 8, tzinfo=UTC),
+            "1960-02-01T07:00:00Z",
+            "1980-02-03T08:00:00Z",
+        ),
+        (
+            datetime(1960, 2, 1, 7, 0, 0, 500000, tzinfo=UTC),
+            datetime(1980, 2, 3, 8, 0, 0, 500000, tzinfo=UTC),
+            "1960-02-01T07:00:00.5Z",
+            "1980-02-03T08:00:00.5Z",
+        ),
     ],
 )
 def test_ranges_before_1970(start: datetime, end: datetime, start_text: str, end_text: str) -> None:
@@ -199,10 +221,13 @@ def test_template_variables_follow_the_sql_datasources() -> None:
 
 
 def test_variables_then_globals_then_macros() -> None:
-    sql = ("SELECT $__timeGroupAlias(created_at, $__interval) FROM r "
-           "WHERE $__timeFilter(created_at) AND m IN ($machine)")
-    expanded = expand(sql, RANGE, variables={"machine": Variable(["a"], multi=True)},
-                      interval=timedelta(minutes=1))
+    sql = (
+        "SELECT $__timeGroupAlias(created_at, $__interval) FROM r "
+        "WHERE $__timeFilter(created_at) AND m IN ($machine)"
+    )
+    expanded = expand(
+        sql, RANGE, variables={"machine": Variable(["a"], multi=True)}, interval=timedelta(minutes=1)
+    )
     assert expanded == (
         'SELECT floor(extract(epoch from created_at)/60)*60 AS "time" FROM r WHERE '
         "created_at BETWEEN '2018-04-12T18:00:00Z' AND '2018-04-12T18:05:00Z' AND m IN ('a')"

@@ -43,8 +43,9 @@ def test_datasources_have_fixed_uids_and_no_secrets() -> None:
     assert pg["type"] == "grafana-postgresql-datasource"
     assert pg["jsonData"]["database"]
     assert "database" not in pg  # Grafana 10+ reads it from jsonData only
-    assert re.fullmatch(r"\$\{[A-Z_]+\}|\$__env\{[A-Z_]+\}|\$__file\{[^}]+\}",
-                        pg["secureJsonData"]["password"])
+    assert re.fullmatch(
+        r"\$\{[A-Z_]+\}|\$__env\{[A-Z_]+\}|\$__file\{[^}]+\}", pg["secureJsonData"]["password"]
+    )
     assert by_uid["xaclab-prom"]["type"] == "prometheus"
 
 

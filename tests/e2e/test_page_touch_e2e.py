@@ -33,7 +33,9 @@ def test_page_touch_run_end_to_end(server: Server, tmp_path: Path) -> None:
     env = agent_env(server, tmp_path / "agent")
     subprocess.run(
         [str(VENV_BIN / "xaclab-agent"), "register", "--server", server.base, "--name", "e2e-lab-01"],
-        env=env, check=True, capture_output=True,
+        env=env,
+        check=True,
+        capture_output=True,
     )
     machines = httpx.get(f"{server.base}/api/v1/machines").json()
     machine = next(m for m in machines if m["name"] == "e2e-lab-01")
@@ -47,7 +49,10 @@ def test_page_touch_run_end_to_end(server: Server, tmp_path: Path) -> None:
 
     agent = subprocess.run(
         [str(VENV_BIN / "xaclab-agent"), "run", "--once"],
-        env=env, capture_output=True, text=True, timeout=300,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert agent.returncode == 0, agent.stderr
 
