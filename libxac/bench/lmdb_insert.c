@@ -1,0 +1,244 @@
+/* lmdb_insert: the LMDB baseline for the search-tree experiments.
+ *
+ * Each insert is its own write transaction (mdb_txn_begin, mdb_put,
+ * mdb_txn_commit).  Durability modes (--mode, result param "durability"):
+ *   durable     default: data and meta pages are flushed at every commit
+ *   nometasync  MDB_NOMETASYNC: the meta page is not flushed; the last
+ *               commit may be lost on a crash, the store stays consistent
+ *   nosync      MDB_NOSYNC: nothing is flushed; the OS writes when it likes
+ * LMDB is multi-process natively: every process (--procs) opens the
+ * environment after fork, and writers take turns on LMDB's writer lock.
+ * LMDB has no log: "log_bytes_per_insert" here is the growth of data.mdb
+ * during the timed inserts, divided by count (copy-on-write pages it had
+ * to add; the bytes actually written per commit are larger).
+ * The driver and the results are described in common/kv_driver.h.
+ */
+#include "kv_driver.h"
+#include "scratch.h"
+#include "workload.h"
+
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PROG "lmdb_insert"
+#define LOAD_BATCH 10000
+
+struct lm {
+    MDB_env *env;
+    MDB_dbi dbi;
+};
+
+static void report(const char *what, int rc)
+{
+    fprintf(stderr, "%s: %s: %s%s\n", PROG, what, mdb_strerror(rc),
+            rc == MDB_MAP_FULL ? " (raise --map-mib)" : "");
+}
+
+static void lm_close(void *hv)
+{
+    struct lm *h = hv;
+    mdb_env_close(h->env);
+    free(h);
+}
+
+static void *lm_open(const struct xb_kv_config *cfg, const char *dir)
+{
+    struct lm *h = calloc(1, sizeof *h);
+    MDB_txn *txn;
+    int rc;
+    if (h == NULL)
+        return NULL;
+    unsigned flags = 0;
+    if (strcmp(cfg->mode, "nometasync") == 0)
+        flags = MDB_NOMETASYNC;
+    else if (strcmp(cfg->mode, "nosync") == 0)
+        flags = MDB_NOSYNC;
+    if ((rc = mdb_env_create(&h->env)) != 0) {
+        report("mdb_env_create", rc);
+        free(h);
+        return NULL;
+    }
+    if ((rc = mdb_env_set_mapsize(h->env, (size_t)cfg->knob << 20)) != 0 ||
+        (rc = mdb_env_open(h->env, dir, flags, 0600)) != 0) {
+        report("cannot open the environment", rc);
+        goto fail;
+    }
+    if ((rc = mdb_txn_begin(h->env, NULL, 0, &txn)) != 0) {
+        report("mdb_txn_begin", rc);
+        goto fail;
+    }
+    if ((rc = mdb_dbi_open(txn, NULL, 0, &h->dbi)) != 0 ||
+        (rc = mdb_txn_commit(txn)) != 0) {
+        report("cannot open the database", rc);
+        goto fail;
+    }
+    return h;
+fail:
+    lm_close(h);
+    return NULL;
+}
+
+static int lm_create(const struct xb_kv_config *cfg, const char *dir)
+{
+    void *h = lm_open(cfg, dir);
+    if (h == NULL)
+        return -1;
+    lm_close(h);
+    return 0;
+}
+
+static int lm_insert(void *hv, const unsigned char *key, size_t klen,
+                     const unsigned char *val, size_t vlen)
+{
+    struct lm *h = hv;
+    MDB_txn *txn;
+    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+    int rc = mdb_txn_begin(h->env, NULL, 0, &txn);
+    if (rc != 0) {
+        report("mdb_txn_begin", rc);
+        return -1;
+    }
+    if ((rc = mdb_put(txn, h->dbi, &k, &v, 0)) != 0) {
+        mdb_txn_abort(txn);
+        report("mdb_put", rc);
+        return -1;
+    }
+    if ((rc = mdb_txn_commit(txn)) != 0) {
+        report("mdb_txn_commit", rc);
+        return -1;
+    }
+    return 0;
+}
+
+static int lm_load(void *hv, const uint64_t *keys, size_t n)
+{
+    struct lm *h = hv;
+    unsigned char kb[XB_KEY_BYTES], vb[XB_VALUE_BYTES];
+    for (size_t i = 0; i < n; i += LOAD_BATCH) {
+        MDB_txn *txn;
+        int rc = mdb_txn_begin(h->env, NULL, 0, &txn);
+        for (size_t j = i; j < n && j < i + LOAD_BATCH && rc == 0; j++) {
+            MDB_val k = {sizeof kb, kb}, v = {sizeof vb, vb};
+            xb_key_encode(keys[j], kb);
+            xb_workload_value(keys[j], vb, sizeof vb);
+            rc = mdb_put(txn, h->dbi, &k, &v, 0);
+        }
+        if (rc == 0)
+            rc = mdb_txn_commit(txn);
+        else
+            mdb_txn_abort(txn);
+        if (rc != 0) {
+            report("load", rc);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int lm_search(void *hv, const unsigned char *key, size_t klen,
+                     unsigned char *val, size_t *vlen)
+{
+    struct lm *h = hv;
+    MDB_txn *txn;
+    MDB_val k = {klen, (void *)key}, v;
+    int rc = mdb_txn_begin(h->env, NULL, MDB_RDONLY, &txn);
+    if (rc != 0) {
+        report("mdb_txn_begin", rc);
+        return -1;
+    }
+    rc = mdb_get(txn, h->dbi, &k, &v);
+    if (rc == 0) {
+        size_t n = v.mv_size < *vlen ? v.mv_size : *vlen;
+        memcpy(val, v.mv_data, n);
+        *vlen = v.mv_size;
+    }
+    mdb_txn_abort(txn);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc != 0) {
+        report("mdb_get", rc);
+        return -1;
+    }
+    return 1;
+}
+
+static long long lm_scan(void *hv)
+{
+    struct lm *h = hv;
+    MDB_txn *txn;
+    MDB_cursor *c;
+    MDB_val k, v;
+    long long n = 0;
+    int rc = mdb_txn_begin(h->env, NULL, MDB_RDONLY, &txn);
+    if (rc == 0 && (rc = mdb_cursor_open(txn, h->dbi, &c)) != 0)
+        mdb_txn_abort(txn);
+    if (rc != 0) {
+        report("cursor", rc);
+        return -1;
+    }
+    while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0)
+        n++;
+    mdb_cursor_close(c);
+    mdb_txn_abort(txn);
+    if (rc != MDB_NOTFOUND) {
+        report("mdb_cursor_get", rc);
+        return -1;
+    }
+    return n;
+}
+
+static double data_mark_bytes;
+
+static double data_file_bytes(const char *dir)
+{
+    char path[4096];
+    struct stat st;
+    if (stat(xb_path(path, sizeof path, dir, "data.mdb"), &st) != 0)
+        return 0;
+    return (double)st.st_size;
+}
+
+static void lm_log_mark(const struct xb_kv_config *cfg, const char *dir)
+{
+    (void)cfg;
+    data_mark_bytes = data_file_bytes(dir);
+}
+
+static double lm_log_bytes(const struct xb_kv_config *cfg, const char *dir)
+{
+    (void)cfg;
+    return data_file_bytes(dir) - data_mark_bytes;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const modes[] = {"durable", "nometasync", "nosync",
+                                        NULL};
+    static const struct xb_kv_store store = {
+        .sut = "lmdb",
+        .prog = PROG,
+        .synopsis = "LMDB baseline: 64-bit keys, 512-byte values, one write "
+                    "transaction per insert;\nsee docs/benchmarks-storage.md.",
+        .modes = modes,
+        .modes_help = "durability (default durable)",
+        .knob_name = "map-mib",
+        .knob_param = "map_mib",
+        .knob_help = "LMDB map size (largest database) in MiB",
+        .knob_default = 4096,
+        .knob_min = 1,
+        .knob_max = 1048576,
+        .create = lm_create,
+        .open = lm_open,
+        .insert = lm_insert,
+        .load = lm_load,
+        .search = lm_search,
+        .scan = lm_scan,
+        .close = lm_close,
+        .log_bytes = lm_log_bytes,
+        .log_mark = lm_log_mark,
+    };
+    return xb_kv_main(argc, argv, &store);
+}

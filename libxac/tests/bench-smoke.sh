@@ -1,0 +1,131 @@
+#!/bin/sh
+# bench-smoke.sh: run every storage and baseline benchmark program in its
+# --quick mode and check what it prints.
+#
+#   sh tests/bench-smoke.sh            (from libxac/, after make)
+#   BIN=path/to/bin PYTHON=.venv/bin/python sh tests/bench-smoke.sh
+#
+# For each program: --quick into a fresh temporary directory (--dir) exits
+# 0 and prints at least one line on stdout, every stdout line validates
+# against docs/result-format.schema.json (python with jsonschema) and has
+# the expected suite and sut; a bad option exits 2 with nothing on stdout;
+# --help exits 0.  Ends with "N passed, N failed"; exits 1 if any failed.
+here=$(cd "$(dirname "$0")" && pwd)
+BIN=${BIN:-$here/../bin}
+PYTHON=${PYTHON:-python3}
+SCHEMA=${SCHEMA:-$here/../../docs/result-format.schema.json}
+
+if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
+    echo "bench-smoke: $PYTHON has no jsonschema module (set PYTHON to the repo .venv python)" >&2
+    exit 1
+fi
+if [ ! -f "$SCHEMA" ]; then
+    echo "bench-smoke: schema not found: $SCHEMA" >&2
+    exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+
+# validate FILE SUITE SUT: every line a valid result of that suite and sut
+validate() {
+    "$PYTHON" - "$SCHEMA" "$1" "$2" "$3" <<'PYEOF'
+import json, sys
+import jsonschema
+schema_path, out_path, suite, sut = sys.argv[1:5]
+with open(schema_path) as f:
+    schema = json.load(f)
+validator = jsonschema.Draft202012Validator(
+    schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+errors = 0
+lines = open(out_path).read().splitlines()
+if not lines:
+    print("  no result lines on stdout")
+    sys.exit(1)
+for n, line in enumerate(lines, 1):
+    try:
+        result = json.loads(line)
+    except ValueError as e:
+        print(f"  line {n}: not JSON: {e}: {line[:120]}")
+        errors += 1
+        continue
+    for e in validator.iter_errors(result):
+        print(f"  line {n}: {e.message[:200]} at {list(e.absolute_path)}")
+        errors += 1
+    if isinstance(result, dict):
+        if result.get("suite") != suite or result.get("sut") != sut:
+            print(f"  line {n}: suite/sut {result.get('suite')}/{result.get('sut')}, "
+                  f"expected {suite}/{sut}")
+            errors += 1
+print(f"  {len(lines)} result lines, {errors} problems")
+sys.exit(1 if errors else 0)
+PYEOF
+}
+
+# check PROGRAM SUITE SUT [ARGS...]
+check() {
+    prog=$1 suite=$2 sut=$3
+    shift 3
+    name="$prog $*"
+    exe="$BIN/$prog"
+    if [ ! -x "$exe" ]; then
+        fail "$name: $exe not built (run make)"
+        return
+    fi
+    dir="$work/$prog"
+    mkdir -p "$dir"
+    "$exe" --quick --dir "$dir" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        fail "$name --quick: exit status $rc"
+        sed 's/^/  stderr: /' "$work/err" | tail -n 5
+    elif validate "$work/out" "$suite" "$sut"; then
+        pass "$name --quick: results valid"
+    else
+        fail "$name --quick: invalid results"
+    fi
+    leftover=$(ls -A "$dir")
+    if [ -n "$leftover" ]; then
+        fail "$name: left files behind in --dir: $leftover"
+    fi
+}
+
+# usage PROGRAM: --help exits 0, a bad option exits 2 without stdout
+usage() {
+    exe="$BIN/$1"
+    [ -x "$exe" ] || return
+    if "$exe" --help >/dev/null 2>&1; then
+        pass "$1 --help"
+    else
+        fail "$1 --help: non-zero exit"
+    fi
+    "$exe" --no-such-option >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ $rc -eq 2 ] && [ ! -s "$work/out" ] && [ -s "$work/err" ]; then
+        pass "$1 rejects a bad option with exit 2"
+    else
+        fail "$1 --no-such-option: exit $rc, stdout $(wc -c <"$work/out") bytes"
+    fi
+}
+
+for p in storage_msync_fsync storage_journal storage_write_speed \
+         storage_checksum storage_syscalls storage_timer storage_page_pool; do
+    check "$p" storage os
+    usage "$p"
+done
+for p in bdb_insert lmdb_insert; do
+    sut=${p%%_*}
+    check "$p" search-tree "$sut"
+    check "$p" search-tree "$sut" --procs 2 --order sorted --mode nosync
+    check "$p" search-tree "$sut" --op search --count 1000 --reps 1
+    check "$p" search-tree "$sut" --op scan --count 1000 --reps 1
+    usage "$p"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
