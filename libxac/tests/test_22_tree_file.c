@@ -1,0 +1,119 @@
+/* test_22_tree_file: the tree file's header, bad configurations, a full
+ * file, and that the checkers notice corruption. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/testhelp.h"
+#include "support/tutil.h"
+#include "tfile.h"
+#include "tree.h"
+
+static void fill(tr_tree *t, int n)
+{
+    unsigned char v[64] = {1};
+    for (int i = 0; i < n; i++)
+        tr_insert(t, (uint64_t)i * 7919, v);
+}
+
+int main(void)
+{
+    struct ts_store s;
+    tr_tree *t;
+    char why[256];
+    tu_tmpdir();
+
+    struct tr_config bad1 = {TR_BTREE, 5000, 64}, bad2 = {TR_BTREE, 4096, 0};
+    struct tr_config bad3 = {TR_BTREE, 1u << 20, 64};
+    E(ts_open(&s, TS_SERIAL, ".", "cfg.db", 1u << 20, 0));
+    test_cond("block size not a power of two is refused",
+              tr_create(&s, &bad1) == TR_EINVAL);
+    test_cond("value size 0 is refused", tr_create(&s, &bad2) == TR_EINVAL);
+    test_cond("block size above 256 KiB is refused",
+              tr_create(&s, &bad3) == TR_EINVAL);
+    test_cond("an unformatted file is not a tree",
+              tr_open(&s, &t) == TR_EBADFILE);
+    E(ts_close(&s));
+
+    /* A small file fills up; the tree stays intact. */
+    struct tr_config bc = {TR_BTREE, 4096, 64};
+    E(ts_open(&s, TS_SERIAL, ".", "full.db", 64 * 4096, 0));
+    E(tr_create(&s, &bc));
+    E(tr_open(&s, &t));
+    unsigned char v[64] = {2};
+    int rc = 0, i;
+    for (i = 0; i < 100000 && rc >= 0; i++)
+        rc = tr_insert(t, (uint64_t)i * 2654435761u, v);
+    test_cond("a full file gives TR_EFULL", rc == TR_EFULL);
+    test_cond("the tree is intact after TR_EFULL",
+              tr_check(t, why, sizeof why) == 0 &&
+                  tr_range(t, 0, UINT64_MAX, NULL, NULL) == i - 1);
+    tr_close(t);
+    E(ts_close(&s));
+
+    struct tr_config cc = {TR_COBTREE, 0, 64};
+    E(ts_open(&s, TS_SERIAL, ".", "cofull.db", 64 * 4096, 0));
+    E(tr_create(&s, &cc));
+    E(tr_open(&s, &t));
+    for (i = 0, rc = 0; i < 100000 && rc >= 0; i++)
+        rc = tr_insert(t, (uint64_t)i * 2654435761u, v);
+    test_cond("a full file gives TR_EFULL (CO B-tree)", rc == TR_EFULL);
+    test_cond("the CO B-tree is intact after TR_EFULL",
+              tr_check(t, why, sizeof why) == 0 &&
+                  tr_range(t, 0, UINT64_MAX, NULL, NULL) == i - 1);
+    tr_close(t);
+    E(ts_close(&s));
+
+    /* Corruption is noticed. */
+    E(ts_open(&s, TS_SERIAL, ".", "bt.db", 4u << 20, 0));
+    E(tr_create(&s, &bc));
+    E(tr_open(&s, &t));
+    fill(t, 2000);
+    test_cond("B+-tree checks clean", tr_check(t, why, sizeof why) == 0);
+    struct tf_header *h = tf_header(&s);
+    uint64_t *rootkeys = ts_at(&s, h->h_bt_root + 16);
+    rootkeys[0] ^= 1;
+    rootkeys[0] += 7919 * 3;
+    test_cond("a moved separator is noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    rootkeys[0] -= 7919 * 3;
+    rootkeys[0] ^= 1;
+    h->h_magic ^= 1;
+    tr_close(t);
+    test_cond("a wrong magic number is refused",
+              tr_open(&s, &t) == TR_EBADFILE);
+    h->h_magic ^= 1;
+    h->h_format = 99;
+    test_cond("another format version is refused",
+              tr_open(&s, &t) == TR_EBADFILE);
+    E(ts_close(&s));
+
+    E(ts_open(&s, TS_SERIAL, ".", "co.db", 8u << 20, 0));
+    E(tr_create(&s, &cc));
+    E(tr_open(&s, &t));
+    fill(t, 2000);
+    test_cond("CO B-tree checks clean", tr_check(t, why, sizeof why) == 0);
+    h = tf_header(&s);
+    uint32_t *cnt = ts_at(&s, h->h_co_cnt);
+    uint64_t *keys = ts_at(&s, h->h_co_keys);
+    uint64_t seg = 0;
+    while (cnt[seg] < 2)
+        seg++;
+    uint64_t *k0 = &keys[seg * h->h_co_seg_slots];
+    uint64_t save = k0[0];
+    k0[0] = k0[1] - 1; /* still sorted, but the index is stale */
+    test_cond("a stale vEB index node is noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    k0[0] = k0[1] + 1;
+    test_cond("keys out of order are noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    k0[0] = save;
+    test_cond("restored CO B-tree checks clean",
+              tr_check(t, why, sizeof why) == 0);
+    tr_close(t);
+    E(ts_close(&s));
+    return test_report();
+}

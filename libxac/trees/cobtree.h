@@ -1,0 +1,80 @@
+/* cobtree.h: a cache-oblivious B-tree in a memory-mapped file: a packed
+ * memory array (PMA) indexed by a static binary tree in van Emde Boas
+ * layout (thesis section 5.1; Bender, Demaine, Farach-Colton).
+ *
+ * Layout (offsets in struct tf_header):
+ *
+ *   keys   uint64_t[C]            the PMA's keys, C = M segments * S slots
+ *   vals   value_bytes[C]         the value of keys[i] is vals[i]
+ *   cnt    uint32_t[M]            elements in each segment; a segment keeps
+ *                                 its elements sorted and packed at its
+ *                                 start, the rest of it is a gap
+ *   index  struct co_node[2M-1]   complete binary tree over the M segments
+ *                                 (leaf s is segment s), vEB order (veb.h);
+ *                                 a node holds the smallest key under it
+ *                                 and whether anything is under it
+ *
+ * S = max(8, next power of two >= lg C), M a power of two, C >= 64.
+ *
+ * Search descends the index: at each node it goes right iff the right
+ * subtree is non-empty and its smallest key is <= the key, so it ends in
+ * the last segment whose first key is <= the key (or the leftmost
+ * candidate), then binary-searches that segment.
+ *
+ * Insert puts the element into its segment if the segment has a gap.  If
+ * the segment is full it looks at the enclosing aligned windows of 2, 4,
+ * ... segments and rebalances the smallest one whose density after the
+ * insert is at most tau(h) = 1 - h/(4H) (h the window's height, H = lg M:
+ * 1 for one segment, 3/4 for the whole array), spreading its elements
+ * evenly over its segments; if even the whole array is too dense, the
+ * array doubles (new extents, everything redistributed, old extents
+ * freed).  The index nodes above every changed segment are recomputed.
+ *
+ * Delete removes the element from its segment (closing the gap); if the
+ * whole array then holds fewer than C/8 elements and C > 64 it halves.
+ *
+ * Invariants (co_check): cnt[s] <= S; keys strictly ascending across the
+ * whole array (segment by segment); every index leaf equals its segment's
+ * (non-empty, first key) and every internal node the combination of its
+ * children; n <= C, and n >= C/8 unless C = 64.
+ *
+ * Like btree.h these are serial functions run inside the caller's
+ * transaction.  A rebalance gathers the window into a malloc()ed buffer,
+ * which is process memory and freed before the function returns.
+ */
+#ifndef CO_COBTREE_H
+#define CO_COBTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tstore.h"
+#include "veb.h"
+
+#define CO_MIN_CAPACITY 64u
+
+struct co_node {
+    uint64_t cn_min;
+    uint64_t cn_nonempty;
+};
+
+struct co_tree {
+    struct ts_store *co_s;
+    uint32_t co_vbytes;
+    struct veb co_veb; /* tables for the current index height */
+};
+
+int co_format(struct ts_store *s);
+void co_attach(struct co_tree *t, struct ts_store *s);
+
+int co_search(struct co_tree *t, uint64_t key, void *val);
+int co_insert(struct co_tree *t, uint64_t key, const void *val);
+int co_delete(struct co_tree *t, uint64_t key);
+
+typedef int (*co_visit_fn)(void *arg, uint64_t key, const void *val);
+long long co_range(struct co_tree *t, uint64_t lo, uint64_t hi,
+                   co_visit_fn fn, void *arg);
+
+int co_check(struct co_tree *t, char *why, size_t len);
+
+#endif

@@ -1,0 +1,514 @@
+/* tbench.c: see tbench.h. */
+#include "tbench.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "options.h"
+#include "result.h"
+#include "scratch.h"
+#include "tree.h"
+#include "workload.h"
+
+#define TB_MAX_PROCS 64
+#define TB_MAX_SAMPLES 100000
+#define TB_TOP 100
+#define TB_MAX_VALUE 4096
+
+enum tb_op { TB_INSERT, TB_SEARCH, TB_SCAN };
+
+struct tb_shared {
+    uint64_t finish_ns[TB_MAX_PROCS];
+    long long visited[TB_MAX_PROCS];
+    char status[TB_MAX_PROCS]; /* 0 ok, 'b' XAC_EBUSY, 'f' failed */
+    double latency_us[];       /* one per key */
+};
+
+struct tb_run {
+    const struct tb_program *pg;
+    enum tb_op op;
+    const char *opname;
+    long long count, reps;
+    int procs, advisory, verify;
+    uint64_t seed;
+    enum xb_order order;
+    enum ts_kind version;
+    struct tr_config cfg;
+    uint64_t *keys;
+    long long distinct;
+    struct tb_shared *sh;
+    size_t file_bytes;
+    double *all_lat; /* every latency of every repetition */
+    long long nlat;
+};
+
+static int tb_value_ok(const struct tb_run *run, uint64_t key,
+                       const unsigned char *got)
+{
+    unsigned char want[TB_MAX_VALUE];
+    xb_workload_value(key, want, run->cfg.value_bytes);
+    return memcmp(want, got, run->cfg.value_bytes) == 0;
+}
+
+static int tb_child(const struct tb_run *run, const char *dir, int p,
+                    int ready_fd, int go_fd)
+{
+    struct ts_store s;
+    tr_tree *t = NULL;
+    char c = 'r';
+    int rc = ts_open(&s, run->version, dir, "tree.db", run->file_bytes,
+                     run->advisory);
+    if (rc == XAC_EBUSY)
+        c = 'b';
+    else if (rc != 0 || tr_open(&s, &t) != 0) {
+        fprintf(stderr, "%s: process %d cannot open the tree: %s\n",
+                run->pg->prog, p + 1, tr_strerror(rc));
+        c = 'f';
+    }
+    if (write(ready_fd, &c, 1) != 1 || c != 'r')
+        return c == 'b' ? 0 : 1;
+    while (read(go_fd, &c, 1) < 0 && errno == EINTR)
+        ;
+    size_t begin, end;
+    xb_workload_slice((size_t)run->count, p, run->procs, &begin, &end);
+    unsigned char v[TB_MAX_VALUE];
+    int failed = 0;
+    for (size_t i = begin; i < end && run->op != TB_SCAN && !failed; i++) {
+        uint64_t key = run->keys[i], t0, t1;
+        if (run->op == TB_INSERT) {
+            xb_workload_value(key, v, run->cfg.value_bytes);
+            t0 = xb_now_ns();
+            rc = tr_insert(t, key, v);
+            t1 = xb_now_ns();
+            if (rc < 0) {
+                fprintf(stderr, "%s: insert failed: %s\n", run->pg->prog,
+                        tr_strerror(rc));
+                failed = 1;
+            }
+        } else {
+            t0 = xb_now_ns();
+            rc = tr_search(t, key, v);
+            t1 = xb_now_ns();
+            if (rc != 1 || !tb_value_ok(run, key, v)) {
+                fprintf(stderr, "%s: search for key %016llx %s.\n",
+                        run->pg->prog, (unsigned long long)key,
+                        rc == 1 ? "returned a wrong value" : "found nothing");
+                failed = 1;
+            }
+        }
+        run->sh->latency_us[i] = (double)(t1 - t0) / 1e3;
+    }
+    if (run->op == TB_SCAN)
+        run->sh->visited[p] = tr_range(t, 0, UINT64_MAX, NULL, NULL);
+    run->sh->finish_ns[p] = xb_now_ns();
+    tr_close(t);
+    if (ts_close(&s) != 0)
+        failed = 1;
+    return failed;
+}
+
+/* Fork the children and time them: elapsed ns, 0 on failure, or -1 if
+ * LIBXAC refused a second process. */
+static int64_t tb_children(const struct tb_run *run, const char *dir)
+{
+    int ready[2], go[2], busy = 0, ok = 1;
+    pid_t pids[TB_MAX_PROCS];
+    if (pipe(ready) != 0 || pipe(go) != 0)
+        xb_die_errno("pipe");
+    fflush(NULL);
+    for (int p = 0; p < run->procs; p++) {
+        pids[p] = fork();
+        if (pids[p] < 0)
+            xb_die_errno("fork");
+        if (pids[p] == 0) {
+            close(ready[0]);
+            close(go[1]);
+            _exit(tb_child(run, dir, p, ready[1], go[0]));
+        }
+    }
+    close(ready[1]);
+    close(go[0]);
+    for (int p = 0; p < run->procs; p++) {
+        char c = 'f';
+        if (read(ready[0], &c, 1) != 1 || c == 'f')
+            ok = 0;
+        busy += c == 'b';
+    }
+    close(ready[0]);
+    uint64_t start = xb_now_ns();
+    close(go[1]);
+    for (int p = 0; p < run->procs; p++) {
+        int st;
+        while (waitpid(pids[p], &st, 0) < 0)
+            if (errno != EINTR)
+                xb_die_errno("waitpid");
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "%s: process %d of %d failed.\n", run->pg->prog,
+                    p + 1, run->procs);
+            ok = 0;
+        }
+    }
+    if (busy)
+        return -1;
+    if (!ok)
+        return 0;
+    uint64_t end = start;
+    for (int p = 0; p < run->procs; p++)
+        if (run->sh->finish_ns[p] > end)
+            end = run->sh->finish_ns[p];
+    return end > start ? (int64_t)(end - start) : 1;
+}
+
+/* Create the tree; for search and scan, load the keys through the serial
+ * version (same file format, no transaction overhead). */
+static int tb_prepare(const struct tb_run *run, const char *dir)
+{
+    struct ts_store s;
+    tr_tree *t;
+    int rc = ts_open(&s, TS_SERIAL, dir, "tree.db", run->file_bytes, 0);
+    if (rc == 0 && (rc = tr_create(&s, &run->cfg)) == 0 &&
+        (rc = tr_open(&s, &t)) == 0) {
+        unsigned char v[TB_MAX_VALUE];
+        for (long long i = 0; run->op != TB_INSERT && i < run->count && !rc;
+             i++) {
+            xb_workload_value(run->keys[i], v, run->cfg.value_bytes);
+            rc = tr_insert(t, run->keys[i], v) < 0;
+        }
+        tr_close(t);
+    }
+    if (ts_close(&s) != 0 && rc == 0)
+        rc = -1;
+    if (rc != 0)
+        fprintf(stderr, "%s: cannot create the tree: %s\n", run->pg->prog,
+                tr_strerror(rc));
+    return rc;
+}
+
+static int tb_verify(const struct tb_run *run, const char *dir,
+                     uint64_t *used)
+{
+    struct ts_store s;
+    tr_tree *t;
+    char why[512];
+    long long bad = 0;
+    unsigned char v[TB_MAX_VALUE];
+    if (ts_open(&s, TS_SERIAL, dir, "tree.db", run->file_bytes, 0) != 0 ||
+        tr_open(&s, &t) != 0)
+        return -1;
+    *used = tr_bytes_used(t);
+    for (long long i = 0; run->verify && i < run->count; i++)
+        if (tr_search(t, run->keys[i], v) != 1 ||
+            !tb_value_ok(run, run->keys[i], v))
+            if (bad++ < 5)
+                fprintf(stderr, "%s: verify: key %016llx is missing or "
+                        "wrong.\n", run->pg->prog,
+                        (unsigned long long)run->keys[i]);
+    if (run->verify) {
+        long long n = tr_range(t, 0, UINT64_MAX, NULL, NULL);
+        if (n != run->distinct) {
+            fprintf(stderr, "%s: verify: the tree holds %lld keys, not "
+                    "%lld.\n", run->pg->prog, n, run->distinct);
+            bad++;
+        }
+        if (tr_check(t, why, sizeof why) != 0) {
+            fprintf(stderr, "%s: verify: %s\n", run->pg->prog, why);
+            bad++;
+        }
+    }
+    tr_close(t);
+    ts_close(&s);
+    return bad ? -1 : 0;
+}
+
+static int tb_cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+static void tb_params(const struct tb_run *run, xb_result *r)
+{
+    xb_param_int(r, "count", run->count);
+    xb_param_int(r, "procs", run->procs);
+    xb_param_str(r, "durability", "nondurable");
+    xb_param_str(r, "order", xb_order_name(run->order));
+    xb_param_int(r, "seed", (long long)run->seed);
+    xb_param_int(r, "key_bytes", XB_KEY_BYTES);
+    xb_param_int(r, "value_bytes", run->cfg.value_bytes);
+    xb_param_str(r, "tree", tr_kind_name(run->cfg.kind));
+    xb_param_int(r, "block_bytes",
+                 run->cfg.kind == TR_BTREE ? run->cfg.block_bytes : 0);
+    xb_param_bool(r, "advisory", run->advisory);
+    xb_param_str(r, "version",
+                 run->version == TS_XAC ? "transactional" : "serial");
+}
+
+static void tb_emit(const struct tb_run *run, xb_result *r)
+{
+    if (xb_sample_count(r) == 0) {
+        xb_result_free(r);
+        return;
+    }
+    tb_params(run, r);
+    xb_result_emit(r);
+}
+
+/* Measure one tree configuration; 0, 1 (failed) or 2 (unsupported). */
+static int tb_config(struct tb_run *run, const char *scratch, int index)
+{
+    const char *prog = run->pg->prog;
+    char metric[64], topm[64];
+    snprintf(metric, sizeof metric, "%s_latency", run->opname);
+    snprintf(topm, sizeof topm, "%s_latency_top", run->opname);
+    xb_result *thr = xb_result_new("search-tree", run->opname, "libxac",
+                                   "throughput", "ops/s", XB_HIGHER);
+    xb_result *lat = xb_result_new("search-tree", run->opname, "libxac",
+                                   metric, "us", XB_LOWER);
+    xb_result *top = xb_result_new("search-tree", run->opname, "libxac",
+                                   topm, "us", XB_LOWER);
+    xb_result *bpk = xb_result_new("search-tree", run->opname, "libxac",
+                                   "bytes_per_key", "bytes", XB_LOWER);
+    size_t shsize = sizeof(struct tb_shared) +
+                    (size_t)run->count * sizeof(double);
+    run->file_bytes = tr_file_bytes(&run->cfg, (uint64_t)run->count);
+    run->nlat = 0;
+    for (long long r = 0; r < run->reps; r++) {
+        char repdir[4096], name[64];
+        snprintf(name, sizeof name, "cfg-%d-rep-%lld", index, r);
+        xb_path(repdir, sizeof repdir, scratch, name);
+        if (mkdir(repdir, 0700) != 0)
+            xb_die_errno("mkdir");
+        if (tb_prepare(run, repdir) != 0)
+            return 1;
+        memset(run->sh, 0, shsize);
+        int64_t ns = tb_children(run, repdir);
+        if (ns < 0) {
+            fprintf(stderr, "%s: this LIBXAC refuses a second live process "
+                    "(XAC_EBUSY), so --procs must be 1 until multi-process "
+                    "transactions are supported.\n", prog);
+            return 2;
+        }
+        if (ns == 0)
+            return 1;
+        double secs = (double)ns / 1e9, rate;
+        if (run->op == TB_SCAN) {
+            long long visited = 0;
+            for (int p = 0; p < run->procs; p++) {
+                if (run->sh->visited[p] != run->distinct) {
+                    fprintf(stderr, "%s: scan visited %lld keys, not %lld.\n",
+                            prog, run->sh->visited[p], run->distinct);
+                    return 1;
+                }
+                visited += run->sh->visited[p];
+            }
+            rate = (double)visited / secs;
+        } else {
+            rate = (double)run->count / secs;
+            memcpy(run->all_lat + run->nlat, run->sh->latency_us,
+                   (size_t)run->count * sizeof(double));
+            run->nlat += run->count;
+        }
+        xb_sample(thr, rate);
+        uint64_t used = 0;
+        if (tb_verify(run, repdir, &used) != 0)
+            return 1;
+        if (run->op == TB_INSERT)
+            xb_sample(bpk, (double)used / (double)run->count);
+        xb_remove_tree(repdir);
+        xb_progress((double)(r + 1) / (double)run->reps,
+                    "%s %u: %s repetition %lld of %lld, %.0f ops/s",
+                    tr_kind_name(run->cfg.kind), run->cfg.block_bytes,
+                    run->opname, r + 1, run->reps, rate);
+    }
+    if (run->nlat > 0) {
+        long long n = run->nlat;
+        long long take = n < TB_MAX_SAMPLES ? n : TB_MAX_SAMPLES;
+        for (long long j = 0; j < take; j++)
+            xb_sample(lat, run->all_lat[j * n / take]);
+        qsort(run->all_lat, (size_t)n, sizeof(double), tb_cmp_desc);
+        for (long long j = 0; j < n && j < TB_TOP; j++)
+            xb_sample(top, run->all_lat[j]);
+    }
+    tb_emit(run, thr);
+    tb_emit(run, lat);
+    tb_emit(run, top);
+    tb_emit(run, bpk);
+    return 0;
+}
+
+static int tb_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static long long tb_distinct(const uint64_t *keys, long long n)
+{
+    uint64_t *c = malloc((size_t)n * sizeof *c);
+    if (c == NULL)
+        xb_die_errno("malloc");
+    memcpy(c, keys, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, tb_cmp_u64);
+    long long d = n > 0;
+    for (long long i = 1; i < n; i++)
+        d += c[i] != c[i - 1];
+    free(c);
+    return d;
+}
+
+int tb_main(int argc, char **argv, const struct tb_program *pg)
+{
+    static const char *const ops[] = {"insert", "search", "scan", NULL};
+    static const char *const orders[] = {"random", "sorted", NULL};
+    static const char *const modes[] = {"nondurable", "durable", NULL};
+    static const char *const trees[] = {"btree", "cobtree", NULL};
+    static const char *const versions[] = {"transactional", "serial", NULL};
+    long long count = -1, reps = -1, procs = 1, seed = XB_WORKLOAD_SEED;
+    long long block = -1, vbytes = XB_VALUE_BYTES;
+    int quick = 0, verify = 0, no_verify = 0, advisory = 0;
+    const char *dir = NULL, *mode = "nondurable", *order = "random";
+    const char *op = pg->default_op, *tree = NULL;
+    const char *version = pg->default_version;
+    const struct xb_opt opts[] = {
+        {"quick", XB_OPT_FLAG, &quick, 0, 0, NULL,
+         "2,000 keys, 2 repetitions, verify: under 15 s"},
+        {"op", XB_OPT_CHOICE, &op, 0, 0, ops, "what to time"},
+        {"count", XB_OPT_INT, &count, 1, 100000000, NULL,
+         "keys in all (default 100000; quick 2000)"},
+        {"procs", XB_OPT_INT, &procs, 1, TB_MAX_PROCS, NULL,
+         "processes sharing the tree, each with count/procs keys"},
+        {"mode", XB_OPT_CHOICE, &mode, 0, 0, modes,
+         "durability (default nondurable; durable needs LIBXAC DURABLE)"},
+        {"order", XB_OPT_CHOICE, &order, 0, 0, orders,
+         "key order (default random)"},
+        {"seed", XB_OPT_INT, &seed, 0, INT64_MAX, NULL,
+         "workload seed (default 20050520)"},
+        {"reps", XB_OPT_INT, &reps, 1, 1000, NULL,
+         "repetitions, each on a fresh tree (default 3; quick 2)"},
+        {"tree", XB_OPT_CHOICE, &tree, 0, 0, trees,
+         pg->sweep ? "only this tree (default: every B+-tree block size, "
+                     "then the CO B-tree)"
+                   : "which tree (default btree)"},
+        {"block-bytes", XB_OPT_INT, &block, 4096, 262144, NULL,
+         pg->sweep ? "only this B+-tree block size (power of two)"
+                   : "B+-tree node size, a power of two (default 4096)"},
+        {"advisory", XB_OPT_FLAG, &advisory, 0, 0, NULL,
+         "B+-tree calls setPageAccess on the nodes it touches"},
+        {"value-bytes", XB_OPT_INT, &vbytes, 1, TB_MAX_VALUE, NULL,
+         "value size (default 512, as the baselines)"},
+        {"version", XB_OPT_CHOICE, &version, 0, 0, versions,
+         "transactional (LIBXAC) or serial (plain mmap, one process)"},
+        {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
+         "directory under test (default $TMPDIR, else /tmp)"},
+        {"verify", XB_OPT_FLAG, &verify, 0, 0, NULL,
+         "check every key and the invariants afterwards (default in quick "
+         "mode)"},
+        {"no-verify", XB_OPT_FLAG, &no_verify, 0, 0, NULL,
+         "do not check (default in full mode)"},
+        {NULL, 0, NULL, 0, 0, NULL, NULL}};
+    xb_opts_parse(argc, argv, pg->synopsis, opts);
+
+    struct tb_run run;
+    memset(&run, 0, sizeof run);
+    run.pg = pg;
+    if (strcmp(mode, "durable") == 0) {
+        fprintf(stderr, "%s: --mode durable needs durable LIBXAC "
+                "transactions, which this build does not have yet.\n",
+                pg->prog);
+        return 2;
+    }
+    if (verify && no_verify) {
+        fprintf(stderr, "%s: --verify and --no-verify exclude each other.\n",
+                pg->prog);
+        return 2;
+    }
+    if (block >= 0 && (block & (block - 1)) != 0) {
+        fprintf(stderr, "%s: --block-bytes must be a power of two.\n",
+                pg->prog);
+        return 2;
+    }
+    run.version = strcmp(version, "serial") == 0 ? TS_SERIAL : TS_XAC;
+    if (run.version == TS_SERIAL && procs > 1) {
+        fprintf(stderr, "%s: the serial version runs in one process; use "
+                "--procs 1 or --version transactional.\n", pg->prog);
+        return 2;
+    }
+    if (advisory && run.version == TS_SERIAL) {
+        fprintf(stderr, "%s: --advisory needs --version transactional.\n",
+                pg->prog);
+        return 2;
+    }
+    run.count = count >= 0 ? count : quick ? 2000 : 100000;
+    run.reps = reps >= 0 ? reps : quick ? 2 : 3;
+    run.verify = verify || (quick && !no_verify);
+    run.procs = (int)procs;
+    run.advisory = advisory;
+    run.seed = (uint64_t)seed;
+    run.order = (enum xb_order)xb_order_parse(order);
+    run.opname = op;
+    run.op = strcmp(op, "insert") == 0   ? TB_INSERT
+             : strcmp(op, "search") == 0 ? TB_SEARCH
+                                         : TB_SCAN;
+    run.cfg.value_bytes = (uint32_t)vbytes;
+    if (run.count < procs) {
+        fprintf(stderr, "%s: --count must be at least --procs.\n", pg->prog);
+        return 2;
+    }
+
+    /* The configurations to measure. */
+    struct tr_config cfgs[8];
+    int ncfg = 0;
+    int want_bt = tree == NULL ? 1 : strcmp(tree, "btree") == 0;
+    int want_co = tree == NULL ? pg->sweep : strcmp(tree, "cobtree") == 0;
+    if (tree == NULL && !pg->sweep)
+        want_bt = 1;
+    for (uint32_t b = 4096; want_bt && b <= 262144; b *= 2) {
+        if (block >= 0 ? b != (uint32_t)block
+                       : !pg->sweep && b != 4096)
+            continue;
+        cfgs[ncfg++] = (struct tr_config){TR_BTREE, b, run.cfg.value_bytes};
+    }
+    if (want_co)
+        cfgs[ncfg++] = (struct tr_config){TR_COBTREE, 0, run.cfg.value_bytes};
+    for (int c = 0; c < ncfg; c++)
+        if (cfgs[c].kind == TR_BTREE &&
+            cfgs[c].value_bytes + 8 > (cfgs[c].block_bytes - 16) / 2) {
+            fprintf(stderr, "%s: a %u-byte block holds fewer than two "
+                    "%u-byte values.\n", pg->prog, cfgs[c].block_bytes,
+                    cfgs[c].value_bytes);
+            return 2;
+        }
+
+    const char *scratch = xb_scratch_create(dir, pg->prog);
+    run.keys = malloc((size_t)run.count * sizeof *run.keys);
+    run.all_lat = malloc((size_t)(run.count * run.reps) * sizeof(double));
+    if (run.keys == NULL || run.all_lat == NULL)
+        xb_die_errno("malloc");
+    xb_workload_keys(run.keys, (size_t)run.count, run.seed, run.order);
+    run.distinct = tb_distinct(run.keys, run.count);
+    size_t shsize = sizeof(struct tb_shared) +
+                    (size_t)run.count * sizeof(double);
+    run.sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (run.sh == MAP_FAILED)
+        xb_die_errno("mmap");
+    int rc = 0;
+    for (int c = 0; c < ncfg && rc == 0; c++) {
+        run.cfg = cfgs[c];
+        rc = tb_config(&run, scratch, c);
+    }
+    if (rc == 1)
+        fprintf(stderr, "%s: %s failed; no further results.\n", pg->prog, op);
+    munmap(run.sh, shsize);
+    free(run.keys);
+    free(run.all_lat);
+    return rc;
+}

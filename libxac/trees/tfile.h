@@ -1,0 +1,89 @@
+/* tfile.h: the layout every tree file shares, and its space allocator.
+ *
+ *   page 0  struct tf_header: magic "XACTREE1", format version, which tree,
+ *           its configuration and its roots.  Written at creation and when
+ *           a root moves (B+-tree root split, CO B-tree array resize).
+ *   page 1  struct tf_alloc: the allocator (a bump pointer and a short
+ *           first-fit free list).  Kept off page 0 so that a transaction
+ *           that allocates does not conflict with every reader of the root.
+ *   page 2… extents handed out by tf_alloc(), 4096-byte aligned.
+ *
+ * All references inside the file are byte offsets from its start, never
+ * pointers, so the file can be mapped at any address; 0 means "none".
+ * Every function here runs inside the caller's transaction.
+ */
+#ifndef TF_FILE_H
+#define TF_FILE_H
+
+#include <stdint.h>
+
+#include "tstore.h"
+
+#define TF_MAGIC 0x3145455254434158ull /* "XACTREE1" little-endian */
+#define TF_FORMAT 1u
+#define TF_PAGE 4096u
+#define TF_DATA (2u * TF_PAGE) /* first allocatable byte */
+#define TF_MAX_FREE 200
+
+enum tf_kind { TF_BTREE = 1, TF_COBTREE = 2 };
+
+struct tf_header {
+    uint64_t h_magic;
+    uint32_t h_format;
+    uint32_t h_kind;         /* enum tf_kind */
+    uint64_t h_file_bytes;   /* mapping length the tree was created for */
+    uint32_t h_value_bytes;
+    uint32_t h_block_bytes;  /* B+-tree node size; 0 for the CO B-tree */
+    uint32_t h_deleted;      /* 1 once any delete happened */
+    uint32_t h_pad;
+    /* B+-tree */
+    uint64_t h_bt_root;      /* offset of the root node */
+    uint32_t h_bt_height;    /* levels, 1 = the root is a leaf */
+    uint32_t h_pad2;
+    /* CO B-tree: the packed memory array and its index */
+    uint64_t h_co_keys;      /* uint64_t[capacity] */
+    uint64_t h_co_vals;      /* value_bytes * capacity */
+    uint64_t h_co_cnt;       /* uint32_t[segments]: elements per segment */
+    uint64_t h_co_index;     /* struct co_node[2*segments-1], vEB order */
+    uint64_t h_co_capacity;  /* slots = segments * seg_slots */
+    uint32_t h_co_seg_slots; /* slots per segment, a power of two */
+    uint32_t h_co_lg_segs;   /* log2(segments) */
+};
+
+struct tf_extent {
+    uint64_t e_off, e_len;
+};
+
+struct tf_alloc {
+    uint64_t a_next;  /* bump pointer: first never-allocated byte */
+    uint32_t a_nfree;
+    uint32_t a_pad;
+    struct tf_extent a_free[TF_MAX_FREE];
+};
+
+static inline struct tf_header *tf_header(const struct ts_store *s)
+{
+    return ts_at(s, 0);
+}
+
+/** Format pages 0 and 1 (the rest of the header is the tree's). */
+void tf_format(struct ts_store *s, enum tf_kind kind, uint32_t value_bytes,
+               uint32_t block_bytes);
+
+/** 0 if the header is one this code reads, else a sentence why not. */
+const char *tf_check_header(const struct ts_store *s);
+
+/** Allocate @p len bytes (rounded up to 4096), zero-filled only if never
+ * used before.  @return the offset, or 0 if the file is full. */
+uint64_t tf_alloc(struct ts_store *s, uint64_t len);
+
+/** Could tf_alloc(len) succeed @p n times in a row? */
+int tf_can_alloc(const struct ts_store *s, uint64_t len, uint64_t n);
+
+/** Give an extent back (forgotten if the free list is full). */
+void tf_free(struct ts_store *s, uint64_t off, uint64_t len);
+
+/** Bytes handed out and not freed (for the checker and reports). */
+uint64_t tf_used(const struct ts_store *s);
+
+#endif
