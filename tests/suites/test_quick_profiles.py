@@ -1,0 +1,51 @@
+"""Every suite's quick profile, run for real through the agent's local mode.
+
+Each stdout line must be a valid result (docs/result-format.schema.json)
+that belongs to the suite, with the agent's fingerprint attached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.conftest import TOP, VENV_BIN
+
+SUITES = sorted(p.stem for p in (TOP / "libxac" / "suites").glob("*.json"))
+SCHEMA = json.loads((TOP / "docs" / "result-format.schema.json").read_text())
+
+
+def test_every_suite_file_is_found() -> None:
+    assert {"page-touch", "storage", "search-tree"} <= set(SUITES)
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_quick_profile_emits_valid_results(suite: str, tmp_path: Path) -> None:
+    env = dict(
+        os.environ,
+        XACLAB_AGENT_STATE_DIR=str(tmp_path / "state"),
+        XACLAB_AGENT_WORK_DIR=str(tmp_path / "work"),
+        XACLAB_AGENT_BIN_DIR=str(TOP / "libxac" / "bin"),
+    )
+    run = subprocess.run(
+        [str(VENV_BIN / "xaclab-agent"), "bench", "--suite", suite, "--profile", "quick"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = [line for line in run.stdout.splitlines() if line.strip()]
+    assert lines, f"{suite} printed no results"
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    for line in lines:
+        result = json.loads(line)
+        errors = sorted(validator.iter_errors(result), key=str)
+        assert not errors, f"{suite}: {errors[0].message} in {line[:200]}"
+        assert result["suite"] == suite
+        assert result["env"]["fingerprint_hash"], "the agent attaches the fingerprint"
