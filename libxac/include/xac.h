@@ -29,20 +29,49 @@
  * rand(), MAP_FAILED and open() and must compile unchanged with
  * "cc -include xac.h".
  *
- * @section status What is implemented (version 0.1)
+ * @section status What is implemented (issue B)
  *
- * One process, NONDURABLE transactions, one segment: page-access detection
- * by SIGSEGV, private copies for writes, commit into the file, abort,
- * subsumed nesting, setPageAccess(), xValidate(), read-only transactions,
- * and transactions touching more pages than vm.max_map_count.  The shared
- * control file that multi-process transactions will use is created and
- * checked (magic number, format version, process slots), but concurrent
- * transactions on several processes are not yet supported.  DURABLE,
- * xRecover() and xArchive() return XAC_ENOTSUP.  docs/libxac.md describes
- * the design and the file formats.
+ * NONDURABLE transactions on any number of processes sharing one segment
+ * (thesis chapters 2 and 3): page-access detection by SIGSEGV, private
+ * copies for writes, multiversion concurrency control, subsumed nesting,
+ * setPageAccess(), xValidate(), read-only transactions that never abort
+ * and never block writers, selectable conflict policies (xSetPolicy()),
+ * recovery from processes that die (even by SIGKILL) inside a
+ * transaction, and transactions touching more pages than
+ * vm.max_map_count.  DURABLE, xRecover() and xArchive() return
+ * XAC_ENOTSUP.  docs/libxac.md describes the design and the file formats;
+ * docs/libxac-serializability.md argues that the schedules are
+ * serializable.
+ *
+ * @section semantics Concurrency semantics
+ *
+ * - Every transaction, committed or aborted, sees a consistent snapshot of
+ *   the segment: the state after all transactions that committed before it
+ *   began.  Committed transactions are serializable in commit order;
+ *   read-only transactions (xbeginQuery(), or xbegin() without a write)
+ *   serialize at their snapshot.
+ * - A transaction fails (xValidate() says FAILED) when it loses a write
+ *   conflict under the policy, or touches a page that another transaction
+ *   committed after its snapshot.  A failed transaction keeps running on
+ *   its snapshot until its outermost xend(), which returns ABORTED: aborts
+ *   are synchronous.  Only the segment is rolled back.
+ * - A process that dies inside a transaction never blocks the others: its
+ *   writer words are recognized as stale, its slot is freed, its
+ *   transaction is aborted.  If it dies while holding the commit lock, the
+ *   next process to take the lock repairs the shared state (robust mutex).
+ *   One exception: a process killed while its commit writes into the data
+ *   file in place (possible only while no other transaction runs) leaves
+ *   that commit partly written, exactly as the NONDURABLE crash caveat says.
  *
  * @section caveats Caveats
  *
+ * - Every process that xMmap()s the file must xInit() the same control
+ *   directory.  Committed versions that other processes' running
+ *   transactions may still read live in "<dir>/xac.pool" until they are
+ *   written back; the last process to xMunmap() writes all of them into
+ *   the file, and if every process died, the next xMmap() does.  While
+ *   other processes have the segment mapped, reading the file by other
+ *   means may show older data.
  * - One transaction per process, and one thread per process may touch the
  *   segment.  Page protections belong to the process, not to a thread
  *   (thesis appendix A.1, item 1): an access by any thread during a
@@ -59,9 +88,11 @@
  *   one in xShutdown().  A program must not replace it in between.  Under
  *   AddressSanitizer run with ASAN_OPTIONS=allow_user_segv_handler=1.
  * - fork(): a child inherits the mapping but not the right to use it.  A
- *   child must not touch the segment or call LIBXAC functions other than
- *   xInit() after calling exec() (or leave with _exit()).  Do not fork
- *   inside a transaction.
+ *   child must not touch the inherited segment or call LIBXAC functions
+ *   other than xInit(): xInit() in the child drops the inherited state
+ *   (without touching the parent's) and starts afresh, and the child then
+ *   calls xMmap() itself, becoming one more process on the segment.  Do
+ *   not fork inside a transaction.
  * - Control flow must not leave a transaction without passing xend()
  *   (no return, longjmp or goto out of it).  Only the segment is rolled
  *   back on abort; local variables keep what the transaction wrote.
@@ -151,10 +182,13 @@ enum {
 #define XAC_ENOTSUP    (-30709) /**< not yet supported by this version */
 #define XAC_EBADCTL    (-30710) /**< control file has a wrong magic number,
                                  *   format version or page size */
-#define XAC_EBUSY      (-30711) /**< another live process uses the control
-                                 *   directory (multi-process not yet
-                                 *   supported) */
-#define XAC_ELAST      XAC_EBUSY
+#define XAC_EBUSY      (-30711) /**< every process slot of the control file
+                                 *   (4096) is taken */
+#define XAC_EFULL      (-30712) /**< the version pool is full (2 x the
+                                 *   segment's pages + 4096 versions are
+                                 *   still needed by running transactions);
+                                 *   the transaction was aborted */
+#define XAC_ELAST      XAC_EFULL
 /** @} */
 
 /** Initialize LIBXAC.
@@ -165,7 +199,7 @@ enum {
  * @return 0; XAC_EINIT if already initialized; XAC_EINVAL if path is NULL
  *     or flags is neither NONDURABLE nor DURABLE; XAC_ENOTSUP for DURABLE;
  *     XAC_EBADCTL if an existing control file is not one this version
- *     understands; XAC_EBUSY if another live process has the control
+ *     understands; XAC_EBUSY if 4096 live processes have the control
  *     directory open; an errno value if the directory or control file
  *     cannot be created, opened or mapped, or the SIGSEGV handler cannot be
  *     installed.
@@ -192,14 +226,18 @@ int xShutdown(void);
  * @return the segment's address, or MAP_FAILED with errno set to:
  *     EPERM if xInit() has not been called; EINVAL if name is NULL or
  *     length is 0 or not a multiple of PAGESIZE; EBUSY if a segment is
- *     already mapped (whatever its name or length); EFBIG if length exceeds
+ *     already mapped in this process (whatever its name or length), or if
+ *     other processes using the same control directory have another file
+ *     or another length mapped; EFBIG if length exceeds
  *     what this version can address (2^32 pages); or the errno of the
  *     failed open(2), ftruncate(2) or mmap(2).
  */
 void *xMmap(const char *name, size_t length);
 
-/** Unmap the segment mapped by xMmap(name, ...) and make sure its
- * committed contents are in the file (fdatasync).
+/** Unmap the segment mapped by xMmap(name, ...).  The last process to
+ * unmap writes every committed version into the file and syncs it
+ * (fdatasync); while others still have it mapped, recent versions may
+ * still be in the version pool.
  *
  * @return 0; XAC_ENOTINIT; XAC_EINVAL if name is NULL; XAC_ENOTMAPPED if
  *     no segment is mapped under that name; XAC_EINTXN inside a
@@ -221,9 +259,12 @@ int xbegin(void);
  * @return for the outermost transaction COMMITTED or ABORTED; for a nested
  *     one PENDING, or FAILED if the outermost transaction will abort;
  *     XAC_ENOTXN without a matching xbegin(); XAC_EQUERY if the innermost
- *     transaction was begun by xbeginQuery(); an errno value if writing the
- *     committed pages to the file failed (the transaction is over; the file
- *     may hold part of it).
+ *     transaction was begun by xbeginQuery(); XAC_EFULL if the version
+ *     pool is full (the transaction aborted); an errno value if writing the
+ *     committed pages failed (the transaction is over; if it was writing
+ *     into the file in place, the file may hold part of it).
+ *     After ABORTED caused by a conflict, xend() first sleeps a random
+ *     time if backoff is on (xSetPolicy()).
  */
 int xend(void);
 
@@ -234,15 +275,20 @@ int xend(void);
  */
 int xFail(void);
 
-/** Check whether the current transaction has failed (thesis section 2.3).
- * One-sided: FAILED is certain, PENDING may still abort at xend().
+/** Check whether the current transaction has failed (thesis section 2.3):
+ * it lost a conflict, or a page it touched has a version committed after
+ * its snapshot.  One-sided: FAILED is certain (xend() will return
+ * ABORTED), PENDING may still abort at xend().
  *
  * @return PENDING or FAILED; XAC_ENOTXN outside a transaction.
  */
 int xValidate(void);
 
-/** Begin a read-only transaction.  It always commits; writing to the
- * segment inside it kills the process.  May be nested in a normal
+/** Begin a read-only transaction.  It reads a consistent snapshot, always
+ * commits, never blocks and never makes a writer fail.  Writing to the
+ * segment inside it is a program error: the library prints "libxac: write
+ * to the segment in a read-only transaction (xbeginQuery)" on stderr and
+ * the process dies of SIGSEGV (the write is never applied).  May be nested in a normal
  * transaction (it then reads with the outer transaction's rights); a
  * normal transaction may not be nested in it.
  *
@@ -271,13 +317,48 @@ int xendQuery(void);
  */
 int setPageAccess(void *addr, int mode);
 
+/** Conflict policies for xSetPolicy() (thesis section 3.3).  They decide
+ * who fails when a transaction writes a page that another running
+ * transaction has written.  Reads never conflict with writes at access
+ * time (multiversion); a transaction that read or wrote a page that
+ * another one committed after its snapshot always fails. */
+enum {
+    XAC_POLICY_SELF_ABORT = 0,     /**< the requester fails (default) */
+    XAC_POLICY_OLDEST_WINS = 1,    /**< the transaction that began first
+                                    *   wins; the other fails */
+    XAC_POLICY_REQUESTER_WINS = 2, /**< the requester wins and the owner
+                                    *   fails: obstruction-free, a
+                                    *   transaction running alone always
+                                    *   commits */
+    XAC_POLICY_POLITE = 3          /**< the requester waits with
+                                    *   exponential backoff (1 us .. 0.5 ms,
+                                    *   10 tries) for the owner to finish,
+                                    *   then wins: obstruction-free */
+};
+
+/** Choose this process's conflict policy and backoff.  The defaults come
+ * from the environment at xInit(): XAC_POLICY=self-abort | oldest-wins |
+ * requester-wins | polite, XAC_BACKOFF_US=maximum (0 = no backoff).
+ *
+ * @param policy one of XAC_POLICY_*.
+ * @param backoff_us if non-zero, an outermost xend() that returns ABORTED
+ *     because of a conflict first sleeps a random time up to
+ *     min(backoff_us, 2^k us), k = consecutive such aborts (randomized
+ *     exponential backoff).
+ * @return 0; XAC_ENOTINIT; XAC_EINVAL for an unknown policy; XAC_EINTXN
+ *     inside a transaction.
+ */
+int xSetPolicy(int policy, unsigned backoff_us);
+
 /** Restore the file to a consistent state after a crash (DURABLE only).
  * @return XAC_ENOTSUP in this version. */
 int xRecover(const char *name);
 
-/** Copy committed versions of pages back into the file.  NONDURABLE
- * commits already write into the file, so there is nothing to copy.
- * @return 0; XAC_ENOTINIT; XAC_EINTXN inside a transaction. */
+/** Copy committed versions from the version pool back into the file, as
+ * far as running transactions allow (the garbage collection of thesis
+ * section 3.2 runs anyway at every commit).
+ * @return 0; XAC_ENOTINIT; XAC_EINTXN inside a transaction; an errno
+ *     value if copying failed. */
 int xCheckpoint(void);
 
 /** Report which log files are no longer needed (DURABLE only).

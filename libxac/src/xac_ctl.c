@@ -26,32 +26,41 @@ static uint32_t ctl_slotoff(void)
     return (uint32_t)((sizeof(struct xctl_hdr) + 63) & ~(size_t)63);
 }
 
-static struct xctl_slot *ctl_slots(struct xctl *cx)
+struct xctl_slot *xctl_slots(struct xctl *cx)
 {
     return (struct xctl_slot *)((char *)cx->cx_hdr + cx->cx_hdr->ch_slotoff);
 }
 
+#define ctl_slots xctl_slots
+
 /* Lock the header mutex, repairing it if its owner died while holding it.
- * Nothing guarded by it is left half-changed by a dead owner: slot changes
- * are single stores. */
-static void ctl_lock(struct xctl *cx)
+ * The slot table is only changed by single stores; the version state in
+ * the segment file may be half-changed, so ch_repair tells the next
+ * process that has it mapped to rebuild it (xac_mvcc.c). */
+void xctl_lock(struct xctl *cx)
 {
     int rc = pthread_mutex_lock(&cx->cx_hdr->ch_lock);
-    if (rc == EOWNERDEAD)
+    if (rc == EOWNERDEAD) {
         rc = pthread_mutex_consistent(&cx->cx_hdr->ch_lock);
+        cx->cx_hdr->ch_repair = 1;
+        __atomic_store_n(&cx->cx_hdr->ch_direct, 0, __ATOMIC_SEQ_CST);
+    }
     AZ(rc);
 }
 
-static void ctl_unlock(struct xctl *cx)
+void xctl_unlock(struct xctl *cx)
 {
     AZ(pthread_mutex_unlock(&cx->cx_hdr->ch_lock));
 }
+
+#define ctl_lock xctl_lock
+#define ctl_unlock xctl_unlock
 
 static int ctl_init_file(int fd, size_t psize)
 {
     struct xctl_hdr h;
     pthread_mutexattr_t ma;
-    size_t len = ctl_size(XCTL_SLOTS_MIN, psize);
+    size_t len = ctl_size(XCTL_SLOTS, psize);
     struct xctl_hdr *m;
 
     if (xos.ftruncate(fd, (off_t)len) != 0)
@@ -65,7 +74,7 @@ static int ctl_init_file(int fd, size_t psize)
     h.ch_lock_size = (uint32_t)sizeof(pthread_mutex_t);
     h.ch_size = len;
     h.ch_next_txn = 1;
-    h.ch_nslots = XCTL_SLOTS_MIN;
+    h.ch_nslots = XCTL_SLOTS;
     h.ch_slotoff = ctl_slotoff();
     memcpy(m, &h, sizeof h);
     AZ(pthread_mutexattr_init(&ma));
@@ -80,9 +89,9 @@ static int ctl_init_file(int fd, size_t psize)
 }
 
 /* A slot's owner is alive if its pid exists and started when it did. */
-static int ctl_slot_alive(const struct xctl_slot *s)
+int xctl_slot_alive(const struct xctl_slot *s)
 {
-    if (s->cs_state != XS_LIVE)
+    if (__atomic_load_n(&s->cs_state, __ATOMIC_ACQUIRE) != XS_LIVE)
         return 0;
     if (xos.kill(s->cs_pid, 0) != 0 && errno == ESRCH)
         return 0;
@@ -97,7 +106,7 @@ int xctl_open(struct xctl *cx, const char *dir, size_t psize)
     struct xctl_slot *slots;
     uint32_t i, mine = UINT32_MAX;
     pid_t pid = xos.getpid();
-    int rc, others = 0;
+    int rc;
 
     memset(cx, 0, sizeof *cx);
     cx->cx_fd = -1;
@@ -139,26 +148,21 @@ int xctl_open(struct xctl *cx, const char *dir, size_t psize)
 
     ctl_lock(cx);
     slots = ctl_slots(cx);
-    for (i = 0; i < h->ch_nslots; i++) {
-        if (slots[i].cs_state == XS_LIVE && !ctl_slot_alive(&slots[i]))
-            memset(&slots[i], 0, sizeof slots[i]); /* owner died */
-        if (slots[i].cs_state == XS_LIVE)
-            others++;
-        else if (mine == UINT32_MAX)
+    xctl_reap(cx);
+    for (i = 0; i < h->ch_nslots && mine == UINT32_MAX; i++)
+        if (slots[i].cs_state != XS_LIVE)
             mine = i;
-    }
-    /* Growing the slot table is for issue B (many processes); with one
-     * process, XCTL_SLOTS_MIN free slots always remain. */
-    if (others == 0 && mine != UINT32_MAX) {
+    if (mine != UINT32_MAX) {
+        memset(&slots[mine], 0, sizeof slots[mine]);
         slots[mine].cs_pid = pid;
         slots[mine].cs_start = xos_proc_start(pid);
-        slots[mine].cs_txn = 0;
-        slots[mine].cs_snapshot = 0;
-        slots[mine].cs_state = XS_LIVE;
+        __atomic_store_n(&slots[mine].cs_state, XS_LIVE, __ATOMIC_SEQ_CST);
         cx->cx_slot = mine;
+        if (mine >= h->ch_slot_hwm)
+            __atomic_store_n(&h->ch_slot_hwm, mine + 1, __ATOMIC_SEQ_CST);
     }
     ctl_unlock(cx);
-    if (others != 0 || mine == UINT32_MAX) {
+    if (mine == UINT32_MAX) {
         rc = XAC_EBUSY;
         goto fail;
     }
@@ -181,7 +185,12 @@ void xctl_close(struct xctl *cx)
 {
     if (cx->cx_hdr != NULL) {
         ctl_lock(cx);
-        memset(&ctl_slots(cx)[cx->cx_slot], 0, sizeof(struct xctl_slot));
+        struct xctl_slot *me = &ctl_slots(cx)[cx->cx_slot];
+        __atomic_store_n(&me->cs_txn, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&me->cs_state, XS_FREE, __ATOMIC_SEQ_CST);
+        me->cs_pid = 0;
+        me->cs_mapped = 0;
+        xctl_reap(cx);
         ctl_unlock(cx);
         AZ(xos.munmap(cx->cx_hdr, cx->cx_maplen));
     }
@@ -191,23 +200,25 @@ void xctl_close(struct xctl *cx)
     cx->cx_fd = -1;
 }
 
-uint64_t xctl_txn_begin(struct xctl *cx)
+unsigned xctl_reap(struct xctl *cx)
 {
-    struct xctl_slot *s = &ctl_slots(cx)[cx->cx_slot];
-    uint64_t id =
-        __atomic_fetch_add(&cx->cx_hdr->ch_next_txn, 1, __ATOMIC_ACQ_REL);
+    struct xctl_slot *slots = ctl_slots(cx);
+    uint32_t i, hwm = cx->cx_hdr->ch_slot_hwm;
+    unsigned n = 0;
 
-    s->cs_snapshot = __atomic_load_n(&cx->cx_hdr->ch_commits,
-                                     __ATOMIC_ACQUIRE);
-    __atomic_store_n(&s->cs_txn, id, __ATOMIC_RELEASE);
-    return id;
-}
-
-void xctl_txn_end(struct xctl *cx, int committed)
-{
-    struct xctl_slot *s = &ctl_slots(cx)[cx->cx_slot];
-
-    if (committed)
-        __atomic_fetch_add(&cx->cx_hdr->ch_commits, 1, __ATOMIC_ACQ_REL);
-    __atomic_store_n(&s->cs_txn, 0, __ATOMIC_RELEASE);
+    for (i = 0; i < hwm; i++) {
+        if (slots[i].cs_state == XS_LIVE && !xctl_slot_alive(&slots[i])) {
+            /* The owner died: its transaction (if any) is aborted by
+             * forgetting it; its writer words become stale. */
+            __atomic_store_n(&slots[i].cs_txn, 0, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&slots[i].cs_state, XS_FREE, __ATOMIC_SEQ_CST);
+            slots[i].cs_mapped = 0;
+            slots[i].cs_pid = 0;
+            n++;
+        }
+    }
+    while (hwm > 0 && slots[hwm - 1].cs_state != XS_LIVE)
+        hwm--;
+    __atomic_store_n(&cx->cx_hdr->ch_slot_hwm, hwm, __ATOMIC_SEQ_CST);
+    return n;
 }

@@ -1,14 +1,16 @@
 /* xac_ctl.h: the shared control file "<xInit path>/xac.ctl".
  *
- * Layout, format 1 (docs/libxac.md has the full description):
+ * Layout, format 2 (docs/libxac.md has the full description):
  *
  *   offset 0      struct xctl_hdr, starting with magic and format
- *   ch_slotoff    ch_nslots process slots (struct xctl_slot)
+ *   ch_slotoff    ch_nslots process slots (struct xctl_slot, 64 bytes)
  *
  * The file is mapped MAP_SHARED by every process that xInit()s the same
- * directory.  The header's robust process-shared mutex guards everything
- * after the first three fields; the file is created and initialized under
- * flock(LOCK_EX) so two processes never both initialize it.
+ * directory.  The header's robust process-shared mutex ch_lock guards the
+ * slot table and the shared version state of the segment (xac_mvcc.c); the
+ * file is created and initialized under flock(LOCK_EX) so two processes
+ * never both initialize it.  Fields read without the lock are accessed with
+ * __atomic builtins.
  */
 #ifndef XAC_CTL_H
 #define XAC_CTL_H
@@ -18,20 +20,27 @@
 #include <sys/types.h>
 
 #define XCTL_MAGIC 0x4C434158u /* "XACL" in a little-endian dump */
-#define XCTL_FORMAT 1u
+#define XCTL_FORMAT 2u
 #define XCTL_NAME "xac.ctl"
-#define XCTL_SLOTS_MIN 64u     /* slots in a new file; grows by doubling */
+#define XCTL_SLOTS 4096u       /* process slots in a new file */
+#define XCTL_SLOTS_MIN XCTL_SLOTS
 
 struct xctl_hdr {
     uint32_t ch_magic;       /* XCTL_MAGIC */
     uint32_t ch_format;      /* XCTL_FORMAT */
     uint32_t ch_psize;       /* page size of the machine that created it */
     uint32_t ch_lock_size;   /* sizeof(pthread_mutex_t), an ABI check */
-    uint64_t ch_size;        /* bytes in use; other processes remap on growth */
+    uint64_t ch_size;        /* bytes of the file */
     uint64_t ch_next_txn;    /* next global transaction id (thesis 3.1) */
-    uint64_t ch_commits;     /* commits ever made through this file */
+    uint64_t ch_commits;     /* the commit clock: stamp of the newest
+                              * committed version */
     uint32_t ch_nslots;      /* process slots */
     uint32_t ch_slotoff;     /* offset of slot 0 */
+    uint32_t ch_slot_hwm;    /* slots [0, hwm) may be in use */
+    uint32_t ch_direct;      /* a commit is writing into the data file */
+    uint64_t ch_inprog;      /* stamp of the commit being published, or 0 */
+    uint32_t ch_repair;      /* a lock owner died: repair version state */
+    uint32_t ch_pad;
     pthread_mutex_t ch_lock; /* robust, process-shared */
 };
 
@@ -42,7 +51,11 @@ struct xctl_slot {
     uint32_t cs_state;       /* enum xctl_slot_state */
     uint64_t cs_start;       /* owner's start time (xos_proc_start) */
     uint64_t cs_txn;         /* global id of its transaction, 0 if none */
-    uint64_t cs_snapshot;    /* commit count its transaction reads at */
+    uint64_t cs_snapshot;    /* commit clock its transaction reads at */
+    uint64_t cs_doom;        /* id of its transaction another one killed */
+    uint32_t cs_mapped;      /* it has the segment mapped */
+    uint32_t cs_pad;
+    uint64_t cs_pad2[2];
 };
 
 struct xctl {
@@ -53,13 +66,20 @@ struct xctl {
 };
 
 /* Open (creating if needed) dir/xac.ctl and take a process slot.
- * Returns 0, XAC_EBADCTL, XAC_EBUSY or an errno value. */
+ * Returns 0, XAC_EBADCTL, XAC_EBUSY (no free slot) or an errno value. */
 int xctl_open(struct xctl *cx, const char *dir, size_t psize);
 /* Free our slot and unmap.  Safe on a struct xctl that failed to open. */
 void xctl_close(struct xctl *cx);
-/* Take a new global transaction id for our slot. */
-uint64_t xctl_txn_begin(struct xctl *cx);
-/* Record the end of our transaction; committed != 0 bumps ch_commits. */
-void xctl_txn_end(struct xctl *cx, int committed);
+struct xctl_slot *xctl_slots(struct xctl *cx);
+/* Lock ch_lock.  If its owner died holding it, make it consistent and set
+ * ch_repair (the version state may be half-changed). */
+void xctl_lock(struct xctl *cx);
+void xctl_unlock(struct xctl *cx);
+/* Is the process that owns slot s alive (pid exists with the same start
+ * time)?  Async-signal-safe. */
+int xctl_slot_alive(const struct xctl_slot *s);
+/* Free the slots of dead processes.  Call with ch_lock held.  Returns how
+ * many were freed. */
+unsigned xctl_reap(struct xctl *cx);
 
 #endif

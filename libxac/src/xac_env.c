@@ -14,7 +14,41 @@
 #define XAC_VERSION_STRING "0.1.0"
 #endif
 
-struct xac_env xac_env = {.xe_fd = -1, .xe_tsorted = 1};
+struct xac_env xac_env = {
+    .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_tsorted = 1};
+
+/* A child of fork() inherited its parent's state: the slot, the writer
+ * words and the transaction are the parent's.  Drop the child's copies
+ * (never touching the shared state) so that it can xInit on its own. */
+static void forget_parent(struct xac_env *e)
+{
+    xac_fault_uninstall();
+    if (e->xe_base != NULL)
+        xos.munmap(e->xe_base, e->xe_len);
+    if (e->xe_pstate != NULL)
+        xos.munmap(e->xe_pstate, e->xe_npages);
+    if (e->xe_touched != NULL)
+        xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched);
+    if (e->xe_seg != NULL)
+        xos.munmap(e->xe_seg, e->xe_seglen);
+    if (e->xe_ctl.cx_hdr != NULL)
+        xos.munmap(e->xe_ctl.cx_hdr, e->xe_ctl.cx_maplen);
+    if (e->xe_fd >= 0)
+        xos.close(e->xe_fd);
+    if (e->xe_segfd >= 0)
+        xos.close(e->xe_segfd);
+    if (e->xe_poolfd >= 0)
+        xos.close(e->xe_poolfd);
+    if (e->xe_ctl.cx_fd >= 0)
+        xos.close(e->xe_ctl.cx_fd);
+    free(e->xe_name);
+    free(e->xe_dir);
+    free(e->xe_buf);
+    memset(e, 0, sizeof *e);
+    e->xe_fd = e->xe_segfd = e->xe_poolfd = -1;
+    e->xe_ctl.cx_fd = -1;
+    e->xe_tsorted = 1;
+}
 
 int xInit(const char *path, int flags)
 {
@@ -22,6 +56,8 @@ int xInit(const char *path, int flags)
     long ps;
     int rc;
 
+    if (e->xe_inited && e->xe_pid != xos.getpid())
+        forget_parent(e);
     if (e->xe_inited)
         return XAC_EINIT;
     if (path == NULL || (flags != NONDURABLE && flags != DURABLE))
@@ -36,14 +72,21 @@ int xInit(const char *path, int flags)
         ;
     if (xos.mkdir(path, 0777) != 0 && errno != EEXIST)
         return errno;
+    e->xe_dir = strdup(path);
+    if (e->xe_dir == NULL)
+        return ENOMEM;
     rc = xctl_open(&e->xe_ctl, path, e->xe_psize);
-    if (rc != 0)
-        return rc;
-    rc = xac_fault_install();
+    if (rc == 0)
+        rc = xac_fault_install();
     if (rc != 0) {
         xctl_close(&e->xe_ctl);
+        free(e->xe_dir);
+        e->xe_dir = NULL;
         return rc;
     }
+    xmv_env_policy(e);
+    e->xe_pid = xos.getpid();
+    e->xe_rand = (uint64_t)xos.getpid() * 0x9E3779B97F4A7C15ULL;
     e->xe_flags = flags;
     e->xe_inited = 1;
     return 0;
@@ -51,9 +94,9 @@ int xInit(const char *path, int flags)
 
 static int seg_unmap(struct xac_env *e)
 {
-    int rc = 0;
+    int rc = xmv_detach(e);
 
-    if (xos.fdatasync(e->xe_fd) != 0)
+    if (xos.fdatasync(e->xe_fd) != 0 && rc == 0)
         rc = errno;
     xos_expect_faults(e->xe_base, e->xe_len, 0);
     AZ(xos.munmap(e->xe_base, e->xe_len));
@@ -86,6 +129,8 @@ int xShutdown(void)
         rc = seg_unmap(e);
     xac_fault_uninstall();
     xctl_close(&e->xe_ctl);
+    free(e->xe_dir);
+    e->xe_dir = NULL;
     e->xe_inited = 0;
     return rc;
 }
@@ -100,7 +145,7 @@ void *xMmap(const char *name, size_t length)
 {
     struct xac_env *e = &xac_env;
     struct stat st;
-    int err;
+    int err, attached = 0;
 
     if (!e->xe_inited) {
         errno = EPERM;
@@ -138,6 +183,12 @@ void *xMmap(const char *name, size_t length)
     e->xe_touched = anon(e->xe_tcap * sizeof *e->xe_touched);
     if (e->xe_touched == MAP_FAILED)
         goto fail;
+    err = xmv_attach(e);
+    if (err != 0) {
+        errno = err == XAC_EBADCTL ? EBUSY : err;
+        goto fail;
+    }
+    attached = 1;
     e->xe_base = xos.mmap(NULL, length, PROT_NONE,
                           MAP_PRIVATE | MAP_NORESERVE, e->xe_fd, 0);
     if (e->xe_base == MAP_FAILED)
@@ -149,6 +200,8 @@ void *xMmap(const char *name, size_t length)
 
 fail:
     err = errno;
+    if (attached)
+        xmv_detach(e);
     if (e->xe_touched != NULL && e->xe_touched != MAP_FAILED)
         xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched);
     if (e->xe_pstate != NULL && e->xe_pstate != MAP_FAILED)
@@ -189,7 +242,7 @@ int xCheckpoint(void)
         return XAC_ENOTINIT;
     if (xac_env.xe_depth > 0)
         return XAC_EINTXN;
-    return 0;
+    return xmv_checkpoint(&xac_env);
 }
 
 int xRecover(const char *name)

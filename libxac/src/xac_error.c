@@ -26,7 +26,9 @@ static const char *const xac_errstr[] = {
         "XAC_EBADCTL: control file has a wrong magic number, format version "
         "or page size",
     [XAC_ENOTINIT - XAC_EBUSY] =
-        "XAC_EBUSY: another live process uses the control directory",
+        "XAC_EBUSY: every process slot of the control file is taken",
+    [XAC_ENOTINIT - XAC_EFULL] =
+        "XAC_EFULL: the version pool is full; the transaction aborted",
 };
 
 const char *xStrerror(int code)

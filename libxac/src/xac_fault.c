@@ -45,17 +45,20 @@ static void mark(struct xac_env *e, uint32_t pg, int st)
 
 static int prot_of(int st)
 {
-    return st == XP_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;
+    return (st & XP_LEVEL) == XP_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;
 }
 
 /* Grant mode want on the whole span [lo, hi) around the page: every page
  * in it joins the readset (or writeset), which only costs false conflicts.
- * Pages granted write but never written are written back unchanged. */
+ * Pages granted write but never written are written back unchanged.  A
+ * span qualifies only if every untouched page in it reads its snapshot
+ * version from the data file and no page in it shows a shared pool frame
+ * that the grant would make writable. */
 static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
 {
     size_t i;
     uint32_t lo, hi, p;
-    int level;
+    int level, ok;
 
     for (i = 0; i <= sizeof coarse_spans / sizeof coarse_spans[0]; i++) {
         if (i < sizeof coarse_spans / sizeof coarse_spans[0]) {
@@ -68,14 +71,31 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
         }
         level = want;
         for (p = lo; p < hi; p++)
-            if (e->xe_pstate[p] > level)
-                level = e->xe_pstate[p];
+            if ((e->xe_pstate[p] & XP_LEVEL) > level)
+                level = e->xe_pstate[p] & XP_LEVEL;
+        ok = 1;
+        for (p = lo; p < hi && ok; p++) {
+            uint8_t st = e->xe_pstate[p];
+            if (st == XP_NONE)
+                ok = xmv_find(e, p, e->xe_snap) == 0;
+            else if ((st & XP_POOL) && (st & XP_LEVEL) == XP_READ &&
+                     level == XP_WRITE)
+                ok = 0;
+        }
+        if (!ok)
+            return ENOMEM;
         if (xos.mprotect(e->xe_base + ((size_t)lo << e->xe_pshift),
                          (size_t)(hi - lo) << e->xe_pshift,
                          prot_of(level)) == 0) {
-            for (p = lo; p < hi; p++)
-                if (e->xe_pstate[p] < level)
-                    mark(e, p, level);
+            for (p = lo; p < hi; p++) {
+                uint8_t st = e->xe_pstate[p];
+                if ((st & XP_LEVEL) < level) {
+                    if (level == XP_WRITE && e->xe_update &&
+                        !e->xe_failed && xmv_acquire(e, p))
+                        st |= XP_OWN;
+                    mark(e, p, (st & ~XP_LEVEL) | level);
+                }
+            }
             e->xe_escalations++;
             return 0;
         }
@@ -88,15 +108,51 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
 int xac_grant(uint32_t pg, int want)
 {
     struct xac_env *e = &xac_env;
+    char *addr = e->xe_base + ((size_t)pg << e->xe_pshift);
+    uint8_t cur = e->xe_pstate[pg];
+    int flags = cur & ~XP_LEVEL;
+    uint32_t f;
+    void *m;
 
-    if (xos.mprotect(e->xe_base + ((size_t)pg << e->xe_pshift), e->xe_psize,
-                     prot_of(want)) == 0) {
-        mark(e, pg, want);
-        return 0;
+    if (e->xe_update && !e->xe_failed && xmv_doomed(e)) {
+        e->xe_failed = 1; /* another transaction won a conflict */
+        e->xe_conflict = 1;
     }
-    if (errno != ENOMEM)
+    if (want == XP_WRITE && e->xe_update && !e->xe_failed &&
+        !(cur & XP_OWN) && xmv_acquire(e, pg))
+        flags |= XP_OWN;
+    if (e->xe_update && !e->xe_failed && xmv_newest(e, pg) > e->xe_snap) {
+        e->xe_failed = 1; /* it will not validate: fail now */
+        e->xe_conflict = 1;
+    }
+    f = xmv_find(e, pg, e->xe_snap);
+    if (f == 0 && !(cur & XP_POOL)) {
+        /* Fast path: the data file holds the snapshot version. */
+        if (xos.mprotect(addr, e->xe_psize, prot_of(want)) == 0) {
+            mark(e, pg, want | flags);
+            return 0;
+        }
+        if (errno != ENOMEM)
+            return errno;
+        return grant_coarse(e, pg, want);
+    }
+    /* The snapshot version is a pool frame (or the page shows one): map
+     * it.  Shared and read-only to read it, private to write it. */
+    if (want == XP_READ)
+        m = xos.mmap(addr, e->xe_psize, PROT_READ, MAP_FIXED | MAP_SHARED,
+                     e->xe_poolfd, (off_t)f << e->xe_pshift);
+    else if (f != 0)
+        m = xos.mmap(addr, e->xe_psize, PROT_READ | PROT_WRITE,
+                     MAP_FIXED | MAP_PRIVATE, e->xe_poolfd,
+                     (off_t)f << e->xe_pshift);
+    else
+        m = xos.mmap(addr, e->xe_psize, PROT_READ | PROT_WRITE,
+                     MAP_FIXED | MAP_PRIVATE | MAP_NORESERVE, e->xe_fd,
+                     (off_t)pg << e->xe_pshift);
+    if (m == MAP_FAILED)
         return errno;
-    return grant_coarse(e, pg, want);
+    mark(e, pg, want | flags | XP_POOL);
+    return 0;
 }
 
 /* Did the faulting access write?  0 when the machine does not say. */
@@ -169,7 +225,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     if (si->si_code > 0 && e->xe_depth > 0 && e->xe_base != NULL &&
         a >= e->xe_base && a < e->xe_base + e->xe_len) {
         pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
-        cur = e->xe_pstate[pg];
+        cur = e->xe_pstate[pg] & XP_LEVEL;
         want = (cur == XP_READ || fault_is_write(uc)) ? XP_WRITE : XP_READ;
         if (cur == XP_WRITE) {
             say("libxac: fault on a page the transaction may write\n");

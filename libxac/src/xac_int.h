@@ -5,6 +5,7 @@
  *   xac_txn.c    xbegin/xend/commit/abort/advisory    xac_txn_*
  *   xac_fault.c  SIGSEGV handler, granting access     xac_fault_*, xac_grant
  *   xac_ctl.c    shared control file                  xctl_*, ch_/cs_ fields
+ *   xac_mvcc.c   shared versions, commit, GC, policies  xmv_*, sh_/pe_/fr_
  *   xac_os.c     system-call table                    xos_*
  *   xac_error.c  xStrerror, assertion failures
  */
@@ -14,19 +15,32 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "xac_ctl.h"
 
 /* Per-page state of the current transaction (one byte a page). */
 enum xac_pstate {
     XP_NONE = 0,  /* not touched: PROT_NONE */
-    XP_READ = 1,  /* in the readset: PROT_READ, shows the committed page */
-    XP_WRITE = 2  /* in the writeset: PROT_READ|PROT_WRITE, private copy */
+    XP_READ = 1,  /* in the readset: PROT_READ, shows the snapshot version */
+    XP_WRITE = 2, /* in the writeset: PROT_READ|PROT_WRITE, private copy */
+    XP_LEVEL = 3, /* mask of the two above */
+    XP_POOL = 4,  /* flag: the page was remapped with mmap(MAP_FIXED) (a
+                   * version-pool frame); restored at the end */
+    XP_OWN = 8    /* flag: we hold the page's writer word */
 };
+
+/* Conflict policies (xSetPolicy in xac.h). */
+
+/* Per-segment shared state: the segment file "xac.seg" (xac_mvcc.c). */
+struct xseg_hdr;
+struct xpe;
+struct xfr;
 
 struct xac_env {
     int xe_inited;
     int xe_flags;             /* NONDURABLE */
+    pid_t xe_pid;             /* process that called xInit (fork check) */
     size_t xe_psize;          /* page size */
     unsigned xe_pshift;       /* log2(xe_psize) */
     struct xctl xe_ctl;       /* shared control file */
@@ -48,6 +62,29 @@ struct xac_env {
     size_t xe_tcap;           /* capacity of xe_touched, in entries */
     int xe_tsorted;           /* xe_touched is strictly increasing */
 
+    /* Shared version state (xac_mvcc.c). */
+    int xe_segfd;             /* <dir>/xac.seg */
+    int xe_poolfd;            /* <dir>/xac.pool */
+    struct xseg_hdr *xe_seg;  /* MAP_SHARED mapping of xac.seg */
+    size_t xe_seglen;
+    struct xpe *xe_pt;        /* page table, one entry per page */
+    struct xfr *xe_fr;        /* frame table, one entry per pool frame */
+    uint32_t *xe_ring;        /* pages that have pool versions (FIFO) */
+    char *xe_buf;             /* one page, for copying versions */
+    char *xe_dir;             /* the xInit directory */
+
+    uint64_t xe_txn;          /* global id of the outermost transaction */
+    uint64_t xe_snap;         /* its snapshot (commit clock at begin) */
+    int xe_update;            /* outermost is xbegin (not xbeginQuery) */
+    int xe_conflict;          /* failed because of a conflict */
+    int xe_policy;            /* XAC_POLICY_* */
+    unsigned xe_backoff_us;   /* maximum backoff after an abort, 0 = off */
+    unsigned xe_aborts;       /* consecutive conflict aborts (backoff) */
+    unsigned xe_reap;         /* a dead process was seen: reap slots */
+    unsigned long xe_commits; /* commits by this process (stats) */
+    unsigned long xe_direct;  /* ... of them written in place (stats) */
+    uint64_t xe_rand;         /* backoff random state */
+
     int xe_depth;             /* nesting depth, 0 outside transactions */
     int xe_qdepth;            /* depth of the outermost xbeginQuery, or 0 */
     int xe_failed;            /* the transaction will abort */
@@ -68,7 +105,38 @@ int xac_grant(uint32_t pg, int want);
 /* End the transaction: write back (commit != 0) or drop the private pages,
  * and revoke access to every touched page.  Returns 0 or an errno value. */
 int xac_txn_finish(int commit);
-int xac_txn_init(void);
-void xac_txn_fini(void);
+
+/* xac_mvcc.c */
+/* Attach to (creating if first) the shared version state for the data
+ * file e->xe_fd of e->xe_npages pages.  Returns 0, EBUSY (another process
+ * maps another file or length) or an errno value. */
+int xmv_attach(struct xac_env *e);
+/* Detach; the last process writes every version back.  0 or errno. */
+int xmv_detach(struct xac_env *e);
+/* Take a transaction id and a snapshot. */
+void xmv_begin(struct xac_env *e);
+/* The pool frame holding the version of pg that snapshot snap reads, or 0
+ * for the data file.  Async-signal-safe. */
+uint32_t xmv_find(struct xac_env *e, uint32_t pg, uint64_t snap);
+/* Newest committed stamp of page pg.  Async-signal-safe. */
+uint64_t xmv_newest(struct xac_env *e, uint32_t pg);
+/* Take the writer word of pg following the conflict policy; marks the
+ * transaction failed if it loses.  Returns 1 if we own it.
+ * Async-signal-safe. */
+int xmv_acquire(struct xac_env *e, uint32_t pg);
+/* Has another transaction killed ours (policy)?  Async-signal-safe. */
+int xmv_doomed(struct xac_env *e);
+/* Validate and publish the writeset of the (sorted) touched pages.
+ * Returns 0 (committed), ABORTED (validation failed) or an error. */
+int xmv_commit(struct xac_env *e);
+/* Release writer words and the slot's transaction. */
+void xmv_end(struct xac_env *e);
+/* Does any touched page have a version newer than the snapshot? */
+int xmv_stale(struct xac_env *e);
+/* Write every version back into the data file if no other transaction
+ * is running (xCheckpoint).  0 or errno. */
+int xmv_checkpoint(struct xac_env *e);
+/* Read XAC_POLICY and XAC_BACKOFF_US. */
+void xmv_env_policy(struct xac_env *e);
 
 #endif

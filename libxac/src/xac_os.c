@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__has_include)
@@ -51,6 +52,7 @@ static const struct xos_table xos_default = {
     .kill = kill,
     .flock = flock,
     .pagesize = os_pagesize,
+    .nanosleep = nanosleep,
 };
 
 struct xos_table xos = xos_default;

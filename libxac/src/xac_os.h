@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 struct xos_table {
     int (*open)(const char *path, int flags, mode_t mode);
@@ -35,6 +36,7 @@ struct xos_table {
     int (*kill)(pid_t pid, int sig);
     int (*flock)(int fd, int op);
     long (*pagesize)(void);
+    int (*nanosleep)(const struct timespec *req, struct timespec *rem);
 };
 
 extern struct xos_table xos;

@@ -1,16 +1,18 @@
 /* xac_txn.c: beginning and ending transactions, and the advisory
  * function.
  *
- * Commit writes each run of consecutive written pages to the file with one
- * pwrite(2) from the private copies, drops the copies with
- * madvise(MADV_DONTNEED) (the MAP_PRIVATE pages then show the file again),
- * and revokes access with one mprotect(PROT_NONE) per run of touched pages.
- * Abort does the same without the pwrite.
+ * Commit validates and publishes the writeset (xac_mvcc.c: in place in the
+ * file when no other transaction runs, else as new versions in the pool),
+ * then drops the private copies with madvise(MADV_DONTNEED) (the
+ * MAP_PRIVATE pages then show the file again), maps the file back where
+ * pool frames were mapped, and revokes access with one mprotect(PROT_NONE)
+ * per run of touched pages.  Abort does the same without publishing.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "xac.h"
 #include "xac_assert.h"
@@ -26,75 +28,76 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int write_out(struct xac_env *e, uint32_t pg, size_t npg)
+static void sort_touched(struct xac_env *e)
 {
-    const char *src = e->xe_base + ((size_t)pg << e->xe_pshift);
-    size_t left = npg << e->xe_pshift;
-    off_t off = (off_t)pg << e->xe_pshift;
-    ssize_t n;
-
-    while (left > 0) {
-        n = xos.pwrite(e->xe_fd, src, left, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        XASSERT(n > 0);
-        src += n;
-        off += n;
-        left -= (size_t)n;
-    }
-    return 0;
+    if (!e->xe_tsorted)
+        qsort(e->xe_touched, e->xe_ntouched, sizeof *e->xe_touched, cmp_u32);
+    e->xe_tsorted = 1;
 }
 
-int xac_txn_finish(int commit)
+/* Drop the private copies and the remapped pool frames, and revoke access
+ * to every touched page. */
+static void release_pages(struct xac_env *e)
 {
-    struct xac_env *e = &xac_env;
     uint32_t *t = e->xe_touched;
-    size_t n = e->xe_ntouched, i, j, k, m, runs = 0;
-    int rc = 0;
+    size_t n = e->xe_ntouched, i, j, runs = 0;
+    unsigned sh = e->xe_pshift;
+    uint8_t st;
 
-    if (!e->xe_tsorted)
-        qsort(t, n, sizeof *t, cmp_u32);
-    /* Pass 1: write back and drop the private copies, run by run. */
+    /* Pass 1, run by run of equal kind: remapped pages get the data file
+     * back (PROT_NONE); written pages drop their copies. */
+    for (i = 0; i < n; i = j) {
+        st = e->xe_pstate[t[i]];
+        for (j = i + 1; j < n && t[j] == t[j - 1] + 1 &&
+                        ((e->xe_pstate[t[j]] ^ st) & (XP_POOL | XP_LEVEL)) == 0;
+             j++)
+            ;
+        if (st & XP_POOL)
+            AN(xos.mmap(e->xe_base + ((size_t)t[i] << sh), (j - i) << sh,
+                        PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_NORESERVE,
+                        e->xe_fd, (off_t)t[i] << sh) != MAP_FAILED);
+        else if ((st & XP_LEVEL) == XP_WRITE)
+            AZ(xos.madvise(e->xe_base + ((size_t)t[i] << sh), (j - i) << sh,
+                           MADV_DONTNEED));
+    }
     for (i = 0; i < n; i = j) {
         for (j = i + 1; j < n && t[j] == t[j - 1] + 1; j++)
             ;
         runs++;
-        for (k = i; k < j; k = m) {
-            for (m = k; m < j && e->xe_pstate[t[m]] == XP_WRITE; m++)
-                ;
-            if (m == k) {
-                m++;
-                continue;
-            }
-            if (commit && rc == 0)
-                rc = write_out(e, t[k], m - k);
-            AZ(xos.madvise(e->xe_base + ((size_t)t[k] << e->xe_pshift),
-                           (m - k) << e->xe_pshift, MADV_DONTNEED));
-        }
     }
     /* Pass 2: revoke access.  Setting PROT_NONE only merges mappings, but
      * if the kernel still refuses, the whole segment is one mapping. */
     if (runs > RUNS_MAX) {
-        if (xos.mprotect(e->xe_base + ((size_t)t[0] << e->xe_pshift),
-                         (size_t)(t[n - 1] - t[0] + 1) << e->xe_pshift,
+        if (xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
+                         (size_t)(t[n - 1] - t[0] + 1) << sh,
                          PROT_NONE) != 0)
             AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
     } else {
         for (i = 0; i < n; i = j) {
             for (j = i + 1; j < n && t[j] == t[j - 1] + 1; j++)
                 ;
-            if (xos.mprotect(e->xe_base + ((size_t)t[i] << e->xe_pshift),
-                             (j - i) << e->xe_pshift, PROT_NONE) != 0) {
+            if (xos.mprotect(e->xe_base + ((size_t)t[i] << sh),
+                             (j - i) << sh, PROT_NONE) != 0) {
                 AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
                 break;
             }
         }
     }
-    for (i = 0; i < n; i++)
-        e->xe_pstate[t[i]] = XP_NONE;
+}
+
+int xac_txn_finish(int commit)
+{
+    struct xac_env *e = &xac_env;
+    size_t i;
+    int rc = 0;
+
+    sort_touched(e);
+    if (commit)
+        rc = xmv_commit(e);
+    release_pages(e);
+    xmv_end(e);
+    for (i = 0; i < e->xe_ntouched; i++)
+        e->xe_pstate[e->xe_touched[i]] = XP_NONE;
     e->xe_ntouched = 0;
     e->xe_tsorted = 1;
     return rc;
@@ -116,11 +119,34 @@ static int txn_start(int query)
             e->xe_qdepth = e->xe_depth;
         return 0;
     }
-    e->xe_depth = 1;
-    e->xe_qdepth = query ? 1 : 0;
     e->xe_failed = 0;
-    xctl_txn_begin(&e->xe_ctl);
+    e->xe_conflict = 0;
+    e->xe_update = !query;
+    xmv_begin(e);
+    e->xe_qdepth = query ? 1 : 0;
+    e->xe_depth = 1;
     return 0;
+}
+
+/* Randomized exponential backoff after a conflict abort. */
+static void backoff(struct xac_env *e)
+{
+    uint64_t lim, us;
+    struct timespec ts;
+
+    if (e->xe_backoff_us == 0)
+        return;
+    if (e->xe_aborts < 30)
+        e->xe_aborts++;
+    lim = (uint64_t)1 << e->xe_aborts;
+    if (lim > e->xe_backoff_us)
+        lim = e->xe_backoff_us;
+    e->xe_rand = e->xe_rand * 6364136223846793005ULL + 1442695040888963407ULL +
+                 (uint64_t)e->xe_ctl.cx_slot;
+    us = (e->xe_rand >> 33) % (lim + 1);
+    ts.tv_sec = (time_t)(us / 1000000);
+    ts.tv_nsec = (long)(us % 1000000) * 1000L;
+    xos.nanosleep(&ts, NULL);
 }
 
 static int txn_stop(int query)
@@ -137,15 +163,24 @@ static int txn_stop(int query)
         e->xe_qdepth = 0;
     if (e->xe_depth > 1) {
         e->xe_depth--;
+        if (e->xe_update && !e->xe_failed && xmv_doomed(e))
+            e->xe_failed = e->xe_conflict = 1;
         return e->xe_failed ? FAILED : PENDING;
     }
+    if (e->xe_update && !e->xe_failed && xmv_doomed(e))
+        e->xe_failed = e->xe_conflict = 1;
     commit = !e->xe_failed && !query;
     rc = xac_txn_finish(commit);
     e->xe_depth = 0;
-    xctl_txn_end(&e->xe_ctl, commit && rc == 0);
+    if (rc == ABORTED || rc == XAC_EFULL || (!commit && !query)) {
+        if (e->xe_conflict || rc == ABORTED)
+            backoff(e);
+        return rc == XAC_EFULL ? rc : ABORTED;
+    }
+    e->xe_aborts = 0;
     if (rc != 0)
         return rc;
-    return (commit || query) ? COMMITTED : ABORTED;
+    return COMMITTED;
 }
 
 int xbegin(void)
@@ -178,9 +213,13 @@ int xFail(void)
 
 int xValidate(void)
 {
-    if (xac_env.xe_depth == 0)
+    struct xac_env *e = &xac_env;
+
+    if (e->xe_depth == 0)
         return XAC_ENOTXN;
-    return xac_env.xe_failed ? FAILED : PENDING;
+    if (e->xe_update && !e->xe_failed && (xmv_doomed(e) || xmv_stale(e)))
+        e->xe_failed = e->xe_conflict = 1;
+    return e->xe_failed ? FAILED : PENDING;
 }
 
 int setPageAccess(void *addr, int mode)
@@ -200,7 +239,7 @@ int setPageAccess(void *addr, int mode)
     if (want == XP_WRITE && e->xe_qdepth != 0)
         return XAC_EQUERY;
     pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
-    if (e->xe_pstate[pg] >= want)
+    if ((e->xe_pstate[pg] & XP_LEVEL) >= want)
         return 0;
     return xac_grant(pg, want);
 }

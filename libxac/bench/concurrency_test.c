@@ -1,0 +1,265 @@
+/* concurrency_test: thesis section 4.4, concurrency tests A, B and C.
+ *
+ * Each test runs a number of small independent transactions, first on one
+ * process, then split over --procs processes, each process on its own page
+ * of one shared xMmap()ped file (thesis figures 4-5 and 4-6; as in the
+ * thesis, the transactions declare their page with setPageAccess):
+ *   A  x[0]++ on the page                           (--txns transactions)
+ *   B  every int on the page incremented once
+ *   C  B's loop repeated 1000 times
+ * Results (suite "concurrency", benchmark "concurrency_test", sut
+ * "libxac"), per test and process count: throughput (transactions/s,
+ * higher is better), time_per_txn (us), aborts (count); and per test the
+ * speedup (time on 1 process / time on --procs processes, from the same
+ * run, higher is better).  The time of a run is from the moment every
+ * process is ready to the moment the last one finished, measured with
+ * CLOCK_MONOTONIC by the processes themselves.
+ *
+ * --durability durable is for issue C: refused with exit status 2.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "clock.h"
+#include "options.h"
+#include "result.h"
+#include "scratch.h"
+#include "xac.h"
+
+#define MAXPROCS 64
+
+struct outcome {
+    uint64_t t0, t1;   /* CLOCK_MONOTONIC ns */
+    uint64_t commits, aborts;
+    int64_t check;     /* final value of the first int of the page */
+};
+
+static size_t psize;
+
+static void run_one(volatile int *page, char test)
+{
+    size_t j, k, ints = psize / sizeof(int);
+
+    switch (test) {
+    case 'A':
+        page[0]++;
+        break;
+    case 'B':
+        for (j = 0; j < ints; j++)
+            page[j]++;
+        break;
+    default: /* 'C' */
+        for (k = 0; k < 1000; k++)
+            for (j = 0; j < ints; j++)
+                page[j]++;
+        break;
+    }
+}
+
+/* One process's share: n transactions on page pg. */
+static void worker(const char *ctl, const char *data, size_t npages,
+                   size_t pg, long long n, char test, int ready, int go,
+                   int out)
+{
+    struct outcome o;
+    char *base;
+    volatile int *page;
+    long long i;
+    char c = 'r';
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    rc = xInit(ctl, NONDURABLE);
+    if (rc != 0) {
+        fprintf(stderr, "concurrency_test: xInit: %s\n", xStrerror(rc));
+        _exit(1);
+    }
+    base = xMmap(data, npages * psize);
+    if (base == MAP_FAILED) {
+        fprintf(stderr, "concurrency_test: xMmap: %s\n", strerror(errno));
+        _exit(1);
+    }
+    page = (volatile int *)(base + pg * psize);
+    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+        _exit(1);
+    o.t0 = xb_now_ns();
+    for (i = 0; i < n;) {
+        xbegin();
+        setPageAccess((void *)page, READ_WRITE);
+        run_one(page, test);
+        if (xend() == COMMITTED) {
+            o.commits++;
+            i++;
+        } else {
+            o.aborts++;
+        }
+    }
+    o.t1 = xb_now_ns();
+    xbeginQuery();
+    o.check = page[0];
+    xendQuery();
+    xMunmap(data);
+    xShutdown();
+    if (write(out, &o, sizeof o) != (ssize_t)sizeof o)
+        _exit(1);
+    _exit(0);
+}
+
+/* Run test on procs processes, n transactions in all; returns seconds. */
+static double run(const char *ctl, const char *data, size_t npages,
+                  char test, int procs, long long n, uint64_t *aborts,
+                  int *ok)
+{
+    int ready[2], go[2], out[2], k, st;
+    pid_t pids[MAXPROCS];
+    struct outcome o;
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    char c;
+
+    if (pipe(ready) != 0 || pipe(go) != 0 || pipe(out) != 0)
+        xb_die_errno("pipe");
+    fflush(NULL);
+    for (k = 0; k < procs; k++) {
+        long long share = n / procs + (k < n % procs ? 1 : 0);
+        pids[k] = fork();
+        if (pids[k] < 0)
+            xb_die_errno("fork");
+        if (pids[k] == 0) {
+            close(ready[0]);
+            close(go[1]);
+            close(out[0]);
+            worker(ctl, data, npages, (size_t)k, share, test, ready[1],
+                   go[0], out[1]);
+        }
+    }
+    close(ready[1]);
+    close(go[0]);
+    close(out[1]);
+    for (k = 0; k < procs; k++)
+        if (read(ready[0], &c, 1) != 1)
+            xb_die_errno("a worker did not start");
+    for (k = 0; k < procs; k++)
+        if (write(go[1], "g", 1) != 1)
+            xb_die_errno("write");
+    *aborts = 0;
+    for (k = 0; k < procs; k++) {
+        if (read(out[0], &o, sizeof o) != (ssize_t)sizeof o) {
+            *ok = 0;
+            break;
+        }
+        if (o.t0 < t0)
+            t0 = o.t0;
+        if (o.t1 > t1)
+            t1 = o.t1;
+        *aborts += o.aborts;
+    }
+    for (k = 0; k < procs; k++) {
+        waitpid(pids[k], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            *ok = 0;
+    }
+    close(ready[0]);
+    close(go[1]);
+    close(out[0]);
+    return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0;
+}
+
+static void emit(const char *metric, const char *unit, enum xb_better b,
+                 char test, int procs, long long n, double v)
+{
+    char t[2] = {test, 0};
+    xb_result *r = xb_result_new("concurrency", "concurrency_test", "libxac",
+                                 metric, unit, b);
+    xb_param_str(r, "test", t);
+    xb_param_int(r, "procs", procs);
+    xb_param_int(r, "txns", n);
+    xb_param_str(r, "durability", "nondurable");
+    xb_sample(r, v);
+    xb_result_emit(r);
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const durs[] = {"nondurable", "durable", NULL};
+    static const char *const tests_c[] = {"ABC", "A", "B", "C", NULL};
+    long long procs = 2, txns = -1, n;
+    int quick = 0, ok = 1, step = 0, pi;
+    const char *dir = NULL, *dur = "nondurable", *tests = "ABC", *scratch;
+    char ctl[4096], data[4096];
+    struct xb_opt opts[] = {
+        {"procs", XB_OPT_INT, &procs, 2, MAXPROCS, NULL,
+         "processes for the parallel run (default 2)"},
+        {"quick", XB_OPT_FLAG, &quick, 0, 0, NULL,
+         "fewer transactions (under 20 s)"},
+        {"txns", XB_OPT_INT, &txns, 1, 100000000, NULL,
+         "transactions per run (default 10000; quick 2000 for A and B, 1000 for C)"},
+        {"durability", XB_OPT_CHOICE, &dur, 0, 0, durs,
+         "nondurable (durable comes with issue C)"},
+        {"tests", XB_OPT_CHOICE, &tests, 0, 0, tests_c,
+         "which tests to run (default ABC)"},
+        {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
+         "where to make the scratch directory (default $TMPDIR)"},
+        {0}};
+    const char *t;
+    double secs[2];
+    uint64_t aborts[2];
+    int fd, rc;
+
+    xb_opts_parse(argc, argv,
+                  "concurrency_test: thesis section 4.4 tests A, B, C on 1 "
+                  "and --procs processes",
+                  opts);
+    if (strcmp(dur, "durable") == 0) {
+        fprintf(stderr, "concurrency_test: durable transactions are not "
+                        "implemented yet (issue C); use --durability "
+                        "nondurable.\n");
+        return 2;
+    }
+    psize = (size_t)sysconf(_SC_PAGESIZE);
+    scratch = xb_scratch_create(dir, "concurrency_test");
+    xb_path(ctl, sizeof ctl, scratch, "xac");
+    xb_path(data, sizeof data, scratch, "conc.db");
+    fd = open(data, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0 || ftruncate(fd, (off_t)((size_t)procs * psize)) != 0)
+        xb_die_errno(data);
+    close(fd);
+    /* xInit once to create the control file before the workers race. */
+    rc = xInit(ctl, NONDURABLE);
+    if (rc != 0) {
+        fprintf(stderr, "concurrency_test: xInit: %s\n", xStrerror(rc));
+        return 1;
+    }
+    xShutdown();
+
+    for (t = tests; *t != '\0'; t++) {
+        n = txns > 0 ? txns : *t == 'C' ? (quick ? 1000 : 10000)
+                                        : (quick ? 2000 : 10000);
+        for (pi = 0; pi < 2; pi++) {
+            int p = pi == 0 ? 1 : (int)procs;
+            xb_progress((double)step++ / (2.0 * (double)strlen(tests)),
+                        "test %c on %d process%s", *t, p, p > 1 ? "es" : "");
+            secs[pi] = run(ctl, data, (size_t)procs, *t, p, n, &aborts[pi],
+                           &ok);
+            if (!ok || secs[pi] <= 0.0) {
+                fprintf(stderr, "concurrency_test: test %c on %d processes "
+                                "failed\n", *t, p);
+                return 1;
+            }
+            emit("throughput", "ops/s", XB_HIGHER, *t, p, n,
+                 (double)n / secs[pi]);
+            emit("time_per_txn", "us", XB_LOWER, *t, p, n,
+                 secs[pi] * 1e6 / (double)n);
+            emit("aborts", "count", XB_LOWER, *t, p, n, (double)aborts[pi]);
+        }
+        emit("speedup", "ratio", XB_HIGHER, *t, (int)procs, n,
+             secs[0] / secs[1]);
+    }
+    xb_remove_tree(scratch);
+    xb_progress(1.0, "done");
+    return 0;
+}
