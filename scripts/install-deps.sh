@@ -8,7 +8,7 @@ debs=(
   build-essential make gcc git pkg-config
   libdb5.3-dev liblmdb-dev db5.3-util lmdb-utils
   postgresql postgresql-client
-  python3 python3-venv python3-dev python3-apt
+  python3 python3-venv python3-dev python3-apt python3-setuptools
   chromium chromium-driver
   valgrind
   hdparm sdparm nvme-cli util-linux

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 v=.venv/bin
-py_dirs=(server agent dashboards playbooks tests scripts)
+py_dirs=(server agent dashboards playbooks labhosts tests scripts)
 "$v/ruff" check "${py_dirs[@]}"
 "$v/ruff" format --check "${py_dirs[@]}"
 # Each package carries its own mypy settings (plugins, paths) in pyproject.toml.
@@ -12,4 +12,4 @@ py_dirs=(server agent dashboards playbooks tests scripts)
 # The code outside the two packages (tests, dashboards, scripts) is held to
 # the same standard.
 "$v/mypy" --strict --explicit-package-bases \
-  dashboards playbooks/tests tests scripts/demo.py scripts/test_summary.py
+  dashboards playbooks/tests labhosts tests scripts/demo.py scripts/test_summary.py

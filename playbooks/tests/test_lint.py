@@ -28,6 +28,7 @@ def test_ansible_lint_production_profile_is_clean(tmp_path) -> None:  # type: ig
             "-c",
             str(PLAYBOOKS / ".ansible-lint"),
             "site.yml",
+            "server.yml",
             "roles/",
         ],
         cwd=PLAYBOOKS,

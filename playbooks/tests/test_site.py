@@ -121,6 +121,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "xaclab_agent_manage_service": False,
         "xaclab_agent_server_url": "http://127.0.0.1:9",
         "xaclab_agent_name": "site-test",
+        # node_exporter: only its arguments file, redirected; no service on this machine.
+        "node_exporter_defaults_file": str(root / "prometheus-node-exporter"),
+        "node_exporter_manage_service": False,
+        "node_exporter_apt_cache_valid_time": 10 * 365 * 86400,
     }
     (root / "vars.json").write_text(json.dumps(extra))
     return paths

@@ -1,0 +1,276 @@
+"""server.yml and site.yml against booted Debian 12 hosts, over SSH.
+
+Three hosts come up with labhosts (systemd-nspawn --boot, each in its own
+network namespace on a private bridge): ``server`` gets server.yml,
+``lab-01`` and ``lab-02`` get site.yml.  The second run must report
+changed=0 on every host.  Then the test talks to the real server from here:
+both agents are registered and online, node_exporter answers on each lab
+host, Prometheus scrapes them, and a page-touch run succeeds on both.
+
+Needs root, systemd-nspawn and debootstrap; the first run builds the cached
+root filesystem and wheelhouse under /var/cache/xaclab-labhosts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labhosts import Lab, build_wheelhouse
+from labhosts.lab import WHEELHOUSE_MOUNT
+from playbooks.tests.ansible_helpers import PLAYBOOKS, REPO, ansible_env, tool
+from playbooks.tests.test_site import recap
+
+# make test runs as root and scripts/install-deps.sh installs both tools; a
+# machine without them cannot run this test, and that must show as a failure.
+assert os.geteuid() == 0, "the booted-host test needs root (it creates namespaces and boots hosts)"
+assert shutil.which("systemd-nspawn") and shutil.which("debootstrap"), (
+    "install systemd-container and debootstrap"
+)
+
+SERVER, LABS = "xaclab-srv", ["lab-01", "lab-02"]
+PORT = 8000
+# Far from anything else on this machine; the lab's own namespaces only.
+SUBNET = "10.213.0"
+
+
+def snapshot_sources(root: Path) -> Path:
+    """A frozen copy of the sources: a source changed mid-test rightly makes run two rebuild.
+
+    XACLAB_LABHOSTS_SOURCE_REV=<git revision> takes them from that commit
+    instead of the working tree (when others are editing it mid-change).
+    """
+    snap = root / "source"
+    revision = os.environ.get("XACLAB_LABHOSTS_SOURCE_REV")
+    if revision:
+        snap.mkdir()
+        archive = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(REPO),
+                "archive",
+                "--format=tar",
+                revision,
+                "libxac",
+                "agent",
+                "server",
+                "docs",
+            ],
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(snap)], input=archive, check=True)
+        shutil.rmtree(snap / "server" / "tests", ignore_errors=True)
+        return snap
+    shutil.copytree(
+        REPO / "libxac",
+        snap / "libxac",
+        ignore=shutil.ignore_patterns("build", "build-*", "lib", "bin", "__pycache__"),
+    )
+    common = ("__pycache__", "*.egg-info", ".venv", ".pytest_cache", ".mypy_cache", ".ruff_cache")
+    shutil.copytree(REPO / "agent", snap / "agent", symlinks=True, ignore=shutil.ignore_patterns(*common))
+    shutil.copytree(
+        REPO / "server",
+        snap / "server",
+        symlinks=True,
+        ignore=shutil.ignore_patterns(*common, "node_modules", "tests"),
+    )
+    (snap / "docs").mkdir()
+    shutil.copy2(REPO / "docs" / "result-format.schema.json", snap / "docs")
+    return snap
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    state = tmp_path_factory.mktemp("labhosts")
+    wheels = build_wheelhouse(REPO)
+    booted = Lab(state, subnet=SUBNET, binds={str(wheels): WHEELHOUSE_MOUNT})
+    try:
+        booted.up(3, names=[SERVER, *LABS])
+        yield booted
+    finally:
+        booted.down()
+
+
+def address(lab: Lab, name: str) -> str:
+    return next(h.address for h in lab.hosts if h.name == name)
+
+
+@pytest.fixture(scope="module")
+def provision(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("provision")
+    snap = snapshot_sources(root)
+    token = secrets.token_hex(24)
+    server_url = f"http://{address(lab, SERVER)}:{PORT}"
+    offline_pip = ["--no-index", "--find-links", WHEELHOUSE_MOUNT]
+    never_refresh = 10 * 365 * 86400
+    revision = (
+        subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        or "unknown"
+    )
+    extra = {
+        "xaclab_libxac_source_dir": str(snap / "libxac"),
+        "xaclab_libxac_git_revision": revision,
+        "xaclab_agent_source_dir": str(snap / "agent"),
+        "xaclab_server_source_dir": str(snap / "server"),
+        "xaclab_server_registration_token": token,
+        "xaclab_agent_registration_token": token,
+        "xaclab_agent_server_url": server_url,
+        "xaclab_server_port": PORT,
+        "xaclab_agent_pip_extra_args": offline_pip,
+        "xaclab_server_pip_extra_args": offline_pip,
+        # The hosts have every package already and no route to a mirror.
+        "xaclab_libxac_apt_cache_valid_time": never_refresh,
+        "xaclab_server_apt_cache_valid_time": never_refresh,
+        "node_exporter_apt_cache_valid_time": never_refresh,
+        "prometheus_apt_cache_valid_time": never_refresh,
+        "prometheus_scrape_interval": "2s",
+        "xaclab_agent_claim_wait": 5,
+    }
+    (root / "vars.json").write_text(json.dumps(extra))
+    (root / "inventory.ini").write_text(lab.inventory({"server": [SERVER], "lab": LABS}))
+    return {"root": root, "server_url": server_url, "runs": []}
+
+
+def run_playbooks(provision: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    root = provision["root"]
+    started = time.monotonic()
+    proc = subprocess.run(
+        [
+            tool("ansible-playbook"),
+            "-i",
+            str(root / "inventory.ini"),
+            "-e",
+            f"@{root / 'vars.json'}",
+            str(PLAYBOOKS / "server.yml"),
+            str(PLAYBOOKS / "site.yml"),
+        ],
+        cwd=PLAYBOOKS,
+        env=ansible_env(root / "ansible-home"),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    provision["runs"].append(time.monotonic() - started)
+    (root / f"run-{len(provision['runs'])}.log").write_text(proc.stdout + proc.stderr)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def first_run(provision: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return run_playbooks(provision)
+
+
+@pytest.fixture(scope="module")
+def second_run(
+    provision: dict[str, Any], first_run: subprocess.CompletedProcess[str]
+) -> subprocess.CompletedProcess[str]:
+    assert first_run.returncode == 0, first_run.stdout[-6000:] + first_run.stderr[-3000:]
+    return run_playbooks(provision)
+
+
+def get_json(url: str, body: dict[str, Any] | None = None) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(
+        url, data=data, headers={"Content-Type": "application/json"} if data else {}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
+
+
+def test_first_run_provisions_every_host(first_run: subprocess.CompletedProcess[str]) -> None:
+    assert first_run.returncode == 0, first_run.stdout[-6000:] + first_run.stderr[-3000:]
+    hosts = recap(first_run.stdout)
+    assert set(hosts) == {SERVER, *LABS}, hosts
+    assert all(c["changed"] > 0 and c["failed"] == 0 for c in hosts.values()), hosts
+
+
+def test_second_run_changes_nothing_on_every_host(second_run: subprocess.CompletedProcess[str]) -> None:
+    assert second_run.returncode == 0, second_run.stdout[-6000:] + second_run.stderr[-3000:]
+    hosts = recap(second_run.stdout)
+    assert set(hosts) == {SERVER, *LABS}, hosts
+    changed = {h: c for h, c in hosts.items() if c["changed"] or c["failed"] or c["unreachable"]}
+    assert not changed, (changed, second_run.stdout[-6000:])
+
+
+def test_agents_are_registered_and_online(
+    provision: dict[str, Any], second_run: subprocess.CompletedProcess[str]
+) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        machines = {m["name"]: m for m in get_json(f"{provision['server_url']}/api/v1/machines")}
+        if set(LABS) <= set(machines) and all(machines[n]["online"] for n in LABS):
+            break
+        assert time.monotonic() < deadline, machines
+        time.sleep(1)
+
+
+def test_node_exporter_answers_on_every_lab_host(
+    lab: Lab, second_run: subprocess.CompletedProcess[str]
+) -> None:
+    for name in LABS:
+        with urllib.request.urlopen(f"http://{address(lab, name)}:9100/metrics", timeout=10) as response:
+            assert b"node_cpu_seconds_total" in response.read()
+
+
+def test_prometheus_scrapes_every_lab_host(lab: Lab, second_run: subprocess.CompletedProcess[str]) -> None:
+    # Prometheus listens on the server host's loopback only; ask it from there.
+    query = (
+        "import json, urllib.request; t = json.load(urllib.request.urlopen("
+        "'http://127.0.0.1:9090/api/v1/targets'))['data']['activeTargets']; "
+        "print(json.dumps([[x['labels'].get('job'), x['labels'].get('machine'), x['health']] for x in t]))"
+    )
+    server = next(h for h in lab.hosts if h.name == SERVER)
+    deadline = time.monotonic() + 60
+    while True:
+        targets = json.loads(lab.ssh(server, f'python3 -c "{query}"').stdout)
+        up = {machine for job, machine, health in targets if job == "node" and health == "up"}
+        if up >= set(LABS):
+            break
+        assert time.monotonic() < deadline, targets
+        time.sleep(2)
+    # The server has no /metrics yet: its target is configured but not required to be up.
+    assert any(job == "xaclab-server" for job, _, _ in targets)
+
+
+def test_page_touch_run_succeeds_on_both_lab_hosts(
+    provision: dict[str, Any], second_run: subprocess.CompletedProcess[str]
+) -> None:
+    url = provision["server_url"]
+    machines = {m["name"]: m["id"] for m in get_json(f"{url}/api/v1/machines")}
+    runs = {
+        name: get_json(
+            f"{url}/api/v1/runs",
+            {"machine_id": machines[name], "suite": "page-touch", "profile": "quick", "params": {}},
+        )["run_id"]
+        for name in LABS
+    }
+    deadline = time.monotonic() + 300
+    status: dict[str, str] = {}
+    while True:
+        status = {name: get_json(f"{url}/api/v1/runs/{run}")["status"] for name, run in runs.items()}
+        if all(s in ("succeeded", "failed") for s in status.values()):
+            break
+        assert time.monotonic() < deadline, status
+        time.sleep(2)
+    assert status == dict.fromkeys(LABS, "succeeded"), status
+    for name, run in runs.items():
+        results = get_json(f"{url}/api/v1/runs/{run}/results")
+        assert results, name
+        assert any(r["metric"] == "time_per_page" and r["sut"] == "libxac" for r in results), (
+            name,
+            results[:2],
+        )
