@@ -1,8 +1,9 @@
 """make demo: start a server and a local agent, queue a quick page-touch run.
 
 Everything lives under .demo/ (SQLite database, agent state, a generated
-registration token).  Ctrl-C stops the two processes this script started,
-by their PIDs, and nothing else.
+registration token, the generated admin password in .demo/admin-password and
+an API token in .demo/api-token).  Ctrl-C stops the two processes this script
+started, by their PIDs, and nothing else.
 """
 
 from __future__ import annotations
@@ -45,6 +46,38 @@ def registration_token() -> str:
     return path.read_text().strip()
 
 
+def secret_file(name: str) -> tuple[str, bool]:
+    """The secret kept in .demo/<name>, made on first use; (secret, newly made)."""
+    path = DEMO / name
+    if path.exists():
+        return path.read_text().strip(), False
+    value = secrets.token_urlsafe(18)
+    path.write_text(value + "\n")
+    path.chmod(0o600)
+    return value, True
+
+
+def admin_api_token(env: dict[str, str]) -> str:
+    """The demo admin's API token: the admin (and token) are made on the first demo only."""
+    token_path = DEMO / "api-token"
+    password, new = secret_file("admin-password")
+    if new or not token_path.exists():
+        made = subprocess.run(
+            [str(VENV / "xaclab-server"), "create-admin", "--username", "admin", "--api-token", "demo"],
+            env=dict(env, XACLAB_ADMIN_PASSWORD=password),
+            capture_output=True,
+            text=True,
+        )
+        if made.returncode != 0:
+            raise SystemExit(
+                f"demo: could not create the admin: {made.stderr.strip()} "
+                f"(remove {DEMO} to start the demo afresh)"
+            )
+        token_path.write_text(made.stdout.strip() + "\n")
+        token_path.chmod(0o600)
+    return token_path.read_text().strip()
+
+
 def wait_healthy(base: str, server: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -68,6 +101,8 @@ def main() -> int:
     base = f"http://127.0.0.1:{port}"
     env = dict(os.environ, XACLAB_DATA_DIR=str(DEMO), XACLAB_REGISTRATION_TOKEN=token)
 
+    api_token = admin_api_token(env)
+    auth = {"Authorization": f"Bearer {api_token}"}
     children: list[subprocess.Popen[bytes]] = []
 
     def stop(*_: object) -> None:
@@ -119,11 +154,14 @@ def main() -> int:
     reply = httpx.post(
         f"{base}/api/v1/runs",
         json={"machine_id": machine["id"], "suite": "page-touch", "profile": "quick", "params": {}},
+        headers=auth,
         timeout=10,
     )
     reply.raise_for_status()
     run_id = reply.json()["run_id"]
     sys.stdout.write(f"\nOpen {base}/runs/{run_id} to watch the page-touch run.\n")
+    password = (DEMO / "admin-password").read_text().strip()
+    sys.stdout.write(f"Log in as admin with the password {password} (kept in .demo/admin-password).\n")
     sys.stdout.write(f"Machines: {base}/   New run: {base}/runs/new   Press Ctrl-C to stop.\n\n")
     sys.stdout.flush()
 

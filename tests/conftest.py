@@ -69,6 +69,23 @@ class Server:
     registration_token: str
     database_url: str
     process: subprocess.Popen[bytes]
+    api_token: str  # an admin's, for the user API's writes
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_token}"}
+
+
+def create_admin(env: dict[str, str]) -> str:
+    """The first admin, made the way a lab makes it; returns an API token of theirs."""
+    made = subprocess.run(
+        [str(VENV_BIN / "xaclab-server"), "create-admin", "--username", "admin", "--api-token", "tests"],
+        env=dict(env, XACLAB_ADMIN_PASSWORD=secrets.token_urlsafe(18)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return made.stdout.strip()
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +115,10 @@ def server(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
             if time.monotonic() > deadline:
                 raise AssertionError(f"server not healthy in 60 s:\n{log.read_text()}")
             time.sleep(0.2)
-        yield Server(base=base, registration_token=token, database_url=pg_url, process=proc)
+        api_token = create_admin(env)
+        yield Server(
+            base=base, registration_token=token, database_url=pg_url, process=proc, api_token=api_token
+        )
     finally:
         proc.terminate()
         try:

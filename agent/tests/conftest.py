@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,11 +56,16 @@ FAKE_PROGRAM = textwrap.dedent(
     ran = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ran")
     open(ran, "a").write(json.dumps(sys.argv[1:]) + "\\n")
     open("scratch", "w").write("x")
+    wc_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wc_path")
+    extra = {{}}
+    if os.path.exists(wc_path):
+        extra["wc_seen"] = open(open(wc_path).read().strip()).read().strip()
     print("xaclab-progress 0.0 starting", file=sys.stderr, flush=True)
     print("diagnostic: hello", file=sys.stderr, flush=True)
     for i in range(2):
         r = dict(base, params={{"i": i, "argv": " ".join(sys.argv[1:]),
-                               "cwd": os.getcwd(), "tmpdir": os.environ.get("TMPDIR", "")}})
+                               "cwd": os.getcwd(), "tmpdir": os.environ.get("TMPDIR", ""),
+                               **extra}})
         print(json.dumps(r), flush=True)
         print("xaclab-progress %.1f step %d" % ((i + 1) / 2, i), file=sys.stderr, flush=True)
     if mode == "badline":
@@ -81,6 +89,10 @@ class FakeLab:
 
     def set_mode(self, mode: str) -> None:
         (self.bin_dir / "mode").write_text(mode)
+
+    def watch_write_cache(self, sysfs_file: Path) -> None:
+        """Make the fake program report what ``sysfs_file`` says while it runs (wc_seen)."""
+        (self.bin_dir / "wc_path").write_text(str(sysfs_file))
 
     def runs(self) -> list[list[str]]:
         ran = self.bin_dir / "ran"
@@ -113,6 +125,9 @@ class FakeServer:
     uploads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     finished: dict[int, dict[str, Any]] = field(default_factory=dict)
     fail_paths: dict[str, int] = field(default_factory=dict)
+    logs: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    cancelled: set[int] = field(default_factory=set)
+    heartbeats: int = 0
     token: str = "xa_test"
 
     def handler(self, request: httpx.Request) -> httpx.Response:
@@ -133,6 +148,14 @@ class FakeServer:
         if kind == "progress":
             self.progress.append(body)
             return httpx.Response(200, json={})
+        if kind == "heartbeat":
+            self.heartbeats += 1
+            return httpx.Response(
+                200, json={"status": "running", "cancel": job_id in self.cancelled}
+            )
+        if kind == "logs":
+            self.logs.setdefault((job_id, body["seq"]), body)
+            return httpx.Response(200, json={"stored": True})
         if kind == "results":
             duplicate = body["upload_id"] in self.uploads
             self.uploads.setdefault(body["upload_id"], body["results"])
@@ -148,6 +171,9 @@ class FakeServer:
 
     def results(self) -> list[dict[str, Any]]:
         return [r for upload in self.uploads.values() for r in upload]
+
+    def log_text(self, job_id: int) -> str:
+        return "".join(self.logs[k]["text"] for k in sorted(self.logs) if k[0] == job_id)
 
 
 @pytest.fixture
@@ -167,3 +193,61 @@ def no_sleep() -> Callable[[float], None]:
 def valid_result() -> dict[str, Any]:
     copy: dict[str, Any] = json.loads(json.dumps(RESULT))
     return copy
+
+
+# --- a real loop device with ext4 on it, for the write-cache tests (root only) ---
+
+
+@dataclass(frozen=True)
+class LoopMount:
+    device: str  # loopN
+    mount_point: Path
+
+    @property
+    def write_cache_path(self) -> Path:
+        return Path(f"/sys/block/{self.device}/queue/write_cache")
+
+    def write_cache(self) -> str:
+        return self.write_cache_path.read_text().strip()
+
+
+def loop_devices_usable() -> bool:
+    return os.geteuid() == 0 and Path("/dev/loop-control").exists()
+
+
+def _run(*argv: str) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@contextmanager
+def loop_mount(base: Path, size_mib: int = 32) -> Iterator[LoopMount]:
+    base.mkdir(parents=True, exist_ok=True)
+    image = base / "disk.img"
+    with image.open("wb") as handle:
+        handle.truncate(size_mib * 1024 * 1024)
+    mount_point = base / "mnt"
+    mount_point.mkdir()
+    device = _run("losetup", "--find", "--show", str(image))
+    mounted = False
+    try:
+        _run("mkfs.ext4", "-q", "-F", device)
+        _run("mount", device, str(mount_point))
+        mounted = True
+        loop = LoopMount(Path(device).name, mount_point)
+        loop.write_cache_path.write_text("write back")
+        yield loop
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mount_point)], check=False)
+        subprocess.run(["losetup", "-d", device], check=False)
+
+
+LoopFactory = Callable[[Path], AbstractContextManager[LoopMount]]
+
+
+@pytest.fixture
+def loop_device() -> LoopFactory:
+    """``with loop_device(base) as loop:`` — skips the test without root or loop devices."""
+    if not loop_devices_usable():
+        pytest.skip("needs root and loop devices")
+    return loop_mount

@@ -105,3 +105,13 @@ def test_revoked_token_exits_3(
     assert cli.main(["register", "--server", "http://agent.test", "--name", "lab-01"]) == 0
     mock_server.token = "rotated"
     assert cli.main(["run", "--once", "--wait", "0"]) == 3
+
+
+def test_doctor_speaks_in_sentences(
+    env: Path, lab: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["doctor"])
+    out = capsys.readouterr().out
+    assert code == 1, "not registered, so at least one problem"
+    assert "not registered" in out and "programs are present and run" in out
+    assert all(line.startswith(("ok", "PROBLEM")) for line in out.splitlines())

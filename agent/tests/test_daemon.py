@@ -40,7 +40,11 @@ def test_once_runs_a_job_and_reports_everything(lab: Any, server: Any, tmp_path:
     assert daemon.run(once=True) == 0
     assert server.finished[17] == {"status": "succeeded", "message": "2 results"}
     results = server.results()
-    assert len(results) == 2 and all(r["env"] == {"fingerprint_hash": "h"} for r in results)
+    assert len(results) == 2
+    for result in results:
+        assert result["env"]["write_cache"]["requested"] == "unchanged"
+        assert "noisy" in result["env"]["hygiene"] and "storage" in result["env"]
+    assert "diagnostic: hello" in server.log_text(17)
     assert server.progress, "progress lines are forwarded"
     kinds = [path.rsplit("/", 1)[-1] for _, path in server.calls]
     assert kinds.index("results") < kinds.index("finish")

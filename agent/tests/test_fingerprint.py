@@ -41,5 +41,26 @@ def test_libxac_version_from_installed_layout(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     (tmp_path / "VERSION").write_text("1.2.3\n")
     (tmp_path / "GIT_REVISION").write_text("deadbeef\n")
-    assert libxac_info(tmp_path / "bin") == {"version": "1.2.3", "git_revision": "deadbeef"}
+    (tmp_path / "COMPILER").write_text("gcc 12.2.0\n")
+    assert libxac_info(tmp_path / "bin") == {
+        "version": "1.2.3",
+        "git_revision": "deadbeef",
+        "compiler": "gcc 12.2.0",
+    }
     assert libxac_info(tmp_path / "nowhere" / "bin")["version"] == "unknown"
+
+
+def test_hash_separates_disks_and_ignores_volatile_fields(tmp_path: Path) -> None:
+    fp: dict[str, Any] = collect_fingerprint(None, tmp_path)
+    assert fp["storage"]["fstype"] and fp["storage"]["directory"] == str(tmp_path)
+    other_disk = dict(fp, storage=dict(fp["storage"], disk_models=["nvme:Other SSD"]))
+    assert fingerprint_hash(other_disk) != fp["fingerprint_hash"]
+    spinning = dict(
+        fp,
+        storage=dict(
+            fp["storage"], rotational=[not r for r in fp["storage"]["rotational"]] or [True]
+        ),
+    )
+    assert fingerprint_hash(spinning) != fp["fingerprint_hash"]
+    busy = dict(fp, hygiene={"before": {"loadavg_1m": 9.0}}, memory=dict(fp["memory"], free=1))
+    assert fingerprint_hash(busy) == fp["fingerprint_hash"]

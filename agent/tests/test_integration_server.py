@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
 import os
 import secrets
 import signal
@@ -29,6 +31,8 @@ class Lab:
     agent_env: dict[str, str]
     token_file: Path
     state_dir: Path
+    # An admin's API token: the user API refuses anonymous writes.
+    headers: dict[str, str]
 
 
 def _free_port() -> int:
@@ -81,6 +85,24 @@ def real(lab: Any, tmp_path: Path) -> Iterator[Lab]:
                 pass
             assert time.monotonic() < deadline, "server did not start"
             time.sleep(0.2)
+        admin = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "xaclab_server.cli",
+                "create-admin",
+                "--username",
+                "admin",
+                "--api-token",
+                "tests",
+            ],
+            env=dict(server_env, XACLAB_ADMIN_PASSWORD=secrets.token_urlsafe(18)),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        headers = {"Authorization": f"Bearer {admin.stdout.strip()}"}
         token_file = tmp_path / "registration-token"
         token_file.write_text(token + "\n")
         agent_env = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
@@ -93,7 +115,7 @@ def real(lab: Any, tmp_path: Path) -> Iterator[Lab]:
             XACLAB_AGENT_PROGRESS_INTERVAL="0",
         )
         (tmp_path / "agent.toml").write_text("")
-        yield Lab(url, agent_env, token_file, tmp_path / "state")
+        yield Lab(url, agent_env, token_file, tmp_path / "state", headers)
     finally:
         proc.terminate()
         try:
@@ -126,7 +148,8 @@ def test_register_and_run_once(real: Lab) -> None:
     machine_id = _register(real)
     assert (real.state_dir / "agent-token").stat().st_mode & 0o777 == 0o600
     created = httpx.post(
-        f"{real.url}/api/v1/runs",
+        headers=real.headers,
+        url=f"{real.url}/api/v1/runs",
         json={
             "machine_id": machine_id,
             "suite": "fake",
@@ -152,7 +175,8 @@ def test_failing_program_is_reported(real: Lab, lab: Any) -> None:
     machine_id = _register(real)
     lab.set_mode("fail")
     created = httpx.post(
-        f"{real.url}/api/v1/runs",
+        headers=real.headers,
+        url=f"{real.url}/api/v1/runs",
         json={"machine_id": machine_id, "suite": "fake", "profile": "quick", "params": {}},
     )
     run_id = created.json()["run_id"]
@@ -179,3 +203,112 @@ def test_sigterm_while_polling_exits_cleanly(real: Lab) -> None:
         proc.communicate()
         raise
     assert proc.returncode == 0, err
+
+
+def _queue(real: Lab, machine_id: int, params: dict[str, Any]) -> dict[str, Any]:
+    created = httpx.post(
+        headers=real.headers,
+        url=f"{real.url}/api/v1/runs",
+        json={"machine_id": machine_id, "suite": "fake", "profile": "quick", "params": params},
+    )
+    assert created.status_code == 201, created.text
+    body: dict[str, Any] = created.json()
+    return body
+
+
+def _wait_for(predicate: Any, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_cancel_from_the_server_stops_the_job_and_logs_arrive(real: Lab, lab: Any) -> None:
+    machine_id = _register(real)
+    lab.set_mode("sleep")
+    run = _queue(real, machine_id, {})
+    job_id = run["job_ids"][0]
+    env = dict(real.agent_env, XACLAB_AGENT_HEARTBEAT_INTERVAL="0.3")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xaclab_agent.cli", "run", "--once", "--wait", "5"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for(lambda: len(lab.runs()) == 1, "the program to start")
+        assert (
+            httpx.post(f"{real.url}/api/v1/jobs/{job_id}/cancel", headers=real.headers).status_code
+            == 200
+        )
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    job = httpx.get(f"{real.url}/api/v1/runs/{run['run_id']}").json()["jobs"][0]
+    assert job["status"] == "cancelled" and "cancelled on the server" in job["message"]
+    logs = httpx.get(f"{real.url}/api/v1/jobs/{job_id}/logs").json()
+    assert "diagnostic: hello" in "".join(c["text"] for c in logs)
+
+
+def test_agent_killed_mid_job_restores_write_cache_at_restart(
+    real: Lab, lab: Any, tmp_path: Path, loop_device: Any
+) -> None:
+    """SIGKILL while the program runs with write_cache=off: at the next start the journal is
+    replayed (write cache back on) before the job is claimed again; no result is lost or
+    duplicated."""
+    machine_id = _register(real)
+    with loop_device(tmp_path / "disk") as loop:
+        lab.watch_write_cache(loop.write_cache_path)
+        lab.set_mode("sleep")
+        run = _queue(real, machine_id, {"write_cache": "off", "target_dir": str(loop.mount_point)})
+        env = dict(real.agent_env, XACLAB_AGENT_ALLOWED_DIRS=str(loop.mount_point))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "xaclab_agent.cli", "run", "--wait", "2"],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            child_file = real.state_dir / "running-program.json"
+            _wait_for(child_file.exists, "the program to start")
+
+            def sleeping() -> bool:  # it printed everything: now a kill cannot break its pipe
+                run_now = httpx.get(f"{real.url}/api/v1/runs/{run['run_id']}").json()
+                return bool(run_now["jobs"][0]["progress"] == 1.0)
+
+            _wait_for(sleeping, "the program to reach its sleep")
+            assert loop.write_cache() == "write through"
+            orphan = json.loads(child_file.read_text())["pid"]
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert (real.state_dir / "write-cache-journal.json").exists()
+        assert loop.write_cache() == "write through", "nobody restored it yet"
+
+        lab.set_mode("ok")
+        done = _agent(dataclasses.replace(real, agent_env=env), "run", "--once", "--wait", "5")
+        assert done.returncode == 0, done.stderr
+        assert "found a write-cache journal" in done.stderr
+        assert f"killed program {orphan}" in done.stderr
+        assert not Path(f"/proc/{orphan}").exists() or _is_zombie(orphan)
+        assert loop.write_cache() == "write back"
+        assert not (real.state_dir / "write-cache-journal.json").exists()
+
+        job = httpx.get(f"{real.url}/api/v1/runs/{run['run_id']}").json()["jobs"][0]
+        assert job["status"] == "succeeded", job
+        results = httpx.get(f"{real.url}/api/v1/runs/{run['run_id']}/results").json()
+        assert len(results) == 2, "the killed attempt left nothing, the rerun stored once"
+        assert {r["params"]["write_cache"] for r in results} == {"off"}
+        assert {r["params"]["wc_seen"] for r in results} == {"write through"}
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z"
+    except OSError:
+        return True

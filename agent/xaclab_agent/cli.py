@@ -1,4 +1,4 @@
-"""The ``xaclab-agent`` command: register, run, bench, fingerprint.
+"""The ``xaclab-agent`` command: register, run, bench, fingerprint, doctor.
 
 Exit status: 0 success; 1 a job or bench failed, or the server was unreachable
 and something stayed in the spool; 2 bad usage, configuration or parameters;
@@ -22,6 +22,7 @@ from typing import Any
 from xaclab_agent.client import AgentClient
 from xaclab_agent.config import Config, load_config
 from xaclab_agent.daemon import Daemon
+from xaclab_agent.doctor import doctor_exit_status, run_doctor
 from xaclab_agent.errors import (
     AgentError,
     AuthenticationError,
@@ -30,11 +31,14 @@ from xaclab_agent.errors import (
     SuiteError,
     UnavailableError,
 )
+from xaclab_agent.factors import FACTORS
 from xaclab_agent.fingerprint import collect_fingerprint
-from xaclab_agent.progress import Progress
-from xaclab_agent.runner import run_job
+from xaclab_agent.hygiene import HygieneError
+from xaclab_agent.jobrun import JobHooks, execute_job, recover
+from xaclab_agent.localview import LocalView
 from xaclab_agent.state import Registration, load_registration, save_registration
 from xaclab_agent.suites import load_suite
+from xaclab_agent.writecache import WriteCacheError
 
 MACHINE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 log = logging.getLogger("xaclab_agent")
@@ -65,8 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--profile", default="quick")
     bench.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
 
+    bench.add_argument(
+        "--plain", action="store_true", help="plain progress lines instead of progress bars"
+    )
+
     fp = sub.add_parser("fingerprint", help="print this machine's fingerprint as JSON")
-    for p in (run, bench, fp):
+    doctor = sub.add_parser("doctor", help="check this machine and say what is wrong")
+    doctor.add_argument("--offline", action="store_true", help="skip the server check")
+    for p in (run, bench, fp, doctor):
         p.add_argument("--bin-dir", type=Path, help="directory of the libxac programs")
     for p in (run, bench):
         p.add_argument("--work-dir", type=Path, help="parent of the jobs' working directories")
@@ -93,12 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "run": _run,
             "bench": _bench,
             "fingerprint": _fingerprint,
+            "doctor": _doctor,
         }[args.command]
         return handler(config, args)
     except AuthenticationError as exc:
         log.error("%s", exc)
         return 3
-    except (ConfigError, SuiteError) as exc:
+    except (ConfigError, SuiteError, WriteCacheError, HygieneError) as exc:
         log.error("%s", exc)
         return 2
     except (UnavailableError, AgentError) as exc:
@@ -113,7 +124,7 @@ def _register(config: Config, args: argparse.Namespace) -> int:
     if not MACHINE_NAME.fullmatch(name):
         raise ConfigError(f"machine name {name!r} must be 1-64 characters of [A-Za-z0-9._-]")
     token = _registration_token(args.registration_token_file)
-    fingerprint = collect_fingerprint(config.bin_dir)
+    fingerprint = collect_fingerprint(config.bin_dir, config.work_dir)
     with AgentClient(config.server) as client:
         reply = client.register(registration_token=token, name=name, fingerprint=fingerprint)
     save_registration(
@@ -146,7 +157,7 @@ def _run(config: Config, args: argparse.Namespace) -> int:
     server = config.server or registration.server
     lock = _lock(config.state_dir)
     try:
-        fingerprint = collect_fingerprint(config.bin_dir)
+        fingerprint = collect_fingerprint(config.bin_dir, config.work_dir)
         with AgentClient(server, registration.agent_token) as client:
             daemon = Daemon(config, client, fingerprint=fingerprint)
             signal.signal(signal.SIGTERM, daemon.request_stop)
@@ -165,6 +176,7 @@ def _run(config: Config, args: argparse.Namespace) -> int:
 
 def _lock(state_dir: Path) -> int:
     """One daemon per state dir: two would send each other's spool entries."""
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(state_dir / "agent.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -176,40 +188,66 @@ def _lock(state_dir: Path) -> int:
 
 def _bench(config: Config, args: argparse.Namespace) -> int:
     suite = load_suite(args.suite, config.suites_dir)
-    params = suite.parse_cli_params(args.param)
-    fingerprint = collect_fingerprint(config.bin_dir)
-
-    def emit(result: dict[str, Any]) -> None:
+    factor_pairs = [p for p in args.param if p.partition("=")[0] in FACTORS]
+    params = suite.parse_cli_params([p for p in args.param if p not in factor_pairs])
+    params.update(_parse_factors(factor_pairs))
+    lock = _lock(config.state_dir)  # the write-cache journal is per state dir
+    try:
+        recover(config)
+        fingerprint = collect_fingerprint(config.bin_dir, config.work_dir)
+        results: list[dict[str, Any]] = []
+        with LocalView(suite.name, plain=args.plain) as view:
+            outcome = execute_job(
+                config,
+                suite_name=suite.name,
+                profile=args.profile,
+                params=params,
+                fingerprint=fingerprint,
+                hooks=JobHooks(
+                    on_progress=view.progress,
+                    on_result=results.append,
+                    on_diagnostic=view.diagnostic,
+                ),
+            )
+    finally:
+        os.close(lock)
+    for result in results:
         sys.stdout.write(json.dumps(result, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
-
-    def show_progress(progress: Progress) -> None:
-        sys.stderr.write(f"[{progress.fraction:6.1%}] {progress.message}\n")
-
-    def show_diagnostic(line: str) -> None:
-        sys.stderr.write(line + "\n")
-
-    outcome = run_job(
-        suite,
-        args.profile,
-        params,
-        bin_dir=config.bin_dir,
-        work_root=config.work_dir,
-        env=fingerprint,
-        on_progress=show_progress,
-        on_result=emit,
-        on_diagnostic=show_diagnostic,
-        timeout=config.job_timeout or None,
-    )
+    sys.stdout.flush()
     if not outcome.succeeded:
         raise ResultError(f"{suite.name} failed: {outcome.message}")
     log.info("%s: %s", suite.name, outcome.message)
     return 0
 
 
+def _parse_factors(pairs: list[str]) -> dict[str, Any]:
+    """Agent-level factors from ``name=value`` text; split_factors checks them."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, text = pair.partition("=")
+        value: Any = text
+        if name in ("pin_cpu", "timeout"):
+            try:
+                value = int(text) if name == "pin_cpu" else float(text)
+            except ValueError:
+                value = text
+        elif name == "drop_caches":
+            value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower(), text)
+        out[name] = value
+    return out
+
+
 def _fingerprint(config: Config, args: argparse.Namespace) -> int:
-    sys.stdout.write(json.dumps(collect_fingerprint(config.bin_dir), indent=2) + "\n")
+    fingerprint = collect_fingerprint(config.bin_dir, config.work_dir)
+    sys.stdout.write(json.dumps(fingerprint, indent=2) + "\n")
     return 0
+
+
+def _doctor(config: Config, args: argparse.Namespace) -> int:
+    findings = run_doctor(config, check_server_too=not args.offline)
+    for finding in findings:
+        sys.stdout.write(f"{'ok     ' if finding.ok else 'PROBLEM'}  {finding.text}\n")
+    return doctor_exit_status(findings)
 
 
 if __name__ == "__main__":

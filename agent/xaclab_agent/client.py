@@ -61,6 +61,12 @@ class RegisterReply:
 
 
 @dataclass(frozen=True)
+class JobState:
+    status: str
+    cancel: bool
+
+
+@dataclass(frozen=True)
 class UploadReceipt:
     stored: int
     duplicate: bool
@@ -159,10 +165,28 @@ class AgentClient:
         data = self._json(response)
         return UploadReceipt(int(data.get("stored", 0)), bool(data.get("duplicate", False)))
 
+    def heartbeat(self, job_id: int, *, retry: RetryPolicy | None = None) -> JobState:
+        """Extend the job's lease; the reply says whether it was cancelled."""
+        data = self._json(self._request("POST", f"/jobs/{job_id}/heartbeat", json={}, retry=retry))
+        return JobState(status=str(data.get("status", "")), cancel=bool(data.get("cancel", False)))
+
+    def send_log(
+        self,
+        job_id: int,
+        *,
+        seq: int,
+        stream: str,
+        text: str,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        """One log chunk; the server keeps the first chunk of each ``seq`` (idempotent)."""
+        body = {"seq": seq, "stream": stream, "text": text}
+        self._request("POST", f"/jobs/{job_id}/logs", json=body, retry=retry)
+
     def finish(
         self, job_id: int, *, status: str, message: str, retry: RetryPolicy | None = None
     ) -> None:
-        body = {"status": status, "message": message}
+        body = {"status": status, "message": message[:500]}
         self._request("POST", f"/jobs/{job_id}/finish", json=body, retry=retry)
 
     def _request(

@@ -15,6 +15,13 @@ suites_dir          suite declarations (default: the ones shipped in the package
 claim_wait          long-poll wait in seconds, 0-60
 progress_interval   minimum seconds between two progress messages
 job_timeout         seconds before a job is stopped, 0 = no limit
+allowed_dirs        directories a job's ``target_dir`` may name (besides work_dir);
+                    a TOML list, or ``:``-separated in the environment
+write_cache_backend ``auto`` (per disk: ata/scsi/nvme tool, else the kernel view)
+                    or ``kernel`` (only ever the kernel view)
+heartbeat_interval  seconds between heartbeats while a job runs
+log_cap_bytes       most bytes of program output sent to the server per job
+noisy_load          a run is flagged noisy above this load / runnable-task count
 ==================  =====================================================
 """
 
@@ -59,6 +66,11 @@ class Config:
     claim_wait: int = 25
     progress_interval: float = 2.0
     job_timeout: float = 0.0
+    allowed_dirs: tuple[Path, ...] = ()
+    write_cache_backend: str = "auto"
+    heartbeat_interval: float = 5.0
+    log_cap_bytes: int = 1024 * 1024
+    noisy_load: float = 1.0
 
     @property
     def spool_dir(self) -> Path:
@@ -106,9 +118,12 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
         try:
             if key in ("state_dir", "bin_dir", "work_dir", "suites_dir"):
                 out[key] = Path(value).expanduser()
-            elif key == "claim_wait":
+            elif key == "allowed_dirs":
+                items = value.split(":") if isinstance(value, str) else list(value)
+                out[key] = tuple(Path(str(v)).expanduser() for v in items if str(v))
+            elif key in ("claim_wait", "log_cap_bytes"):
                 out[key] = int(value)
-            elif key in ("progress_interval", "job_timeout"):
+            elif key in ("progress_interval", "job_timeout", "heartbeat_interval", "noisy_load"):
                 out[key] = float(value)
             else:
                 out[key] = str(value)
@@ -122,6 +137,16 @@ def _checked(config: Config) -> Config:
         raise ConfigError(f"claim_wait must be 0-60 seconds, not {config.claim_wait}")
     if config.progress_interval < 0 or config.job_timeout < 0:
         raise ConfigError("progress_interval and job_timeout must not be negative")
+    if config.heartbeat_interval <= 0 or config.log_cap_bytes < 0 or config.noisy_load < 0:
+        raise ConfigError(
+            "heartbeat_interval must be positive, log_cap_bytes and noisy_load not negative"
+        )
+    if config.write_cache_backend not in ("auto", "kernel"):
+        raise ConfigError(
+            f"write_cache_backend must be auto or kernel, not {config.write_cache_backend!r}"
+        )
+    if any(not d.is_absolute() for d in config.allowed_dirs):
+        raise ConfigError("every entry of allowed_dirs must be an absolute path")
     if config.server is not None and not config.server.startswith(("http://", "https://")):
         raise ConfigError(f"server must be an http:// or https:// URL, not {config.server!r}")
     return config

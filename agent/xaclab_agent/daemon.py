@@ -1,5 +1,8 @@
 """The daemon loop: drain the spool, long-poll for a job, run it, spool and send its end.
 
+While a job runs, a heartbeat keeps its lease (and learns of a cancellation),
+and the program's diagnostics stream to the server in sequenced chunks.
+
 Nothing reaches the server that was not spooled first, and the spool is
 drained before every claim: the server answers a claim with this agent's
 unfinished job, so claiming while a finish message is still spooled would run
@@ -18,13 +21,18 @@ from typing import Any
 from xaclab_agent.client import NO_RETRY, AgentClient, Job, RetryPolicy
 from xaclab_agent.config import Config
 from xaclab_agent.errors import SuiteError, UnavailableError
+from xaclab_agent.heartbeat import Heartbeat
+from xaclab_agent.hygiene import HygieneError
+from xaclab_agent.joblog import LogStreamer
+from xaclab_agent.jobrun import JobHooks, execute_job, recover
 from xaclab_agent.progress import Progress, ProgressReporter
 from xaclab_agent.results import chunk_results
-from xaclab_agent.runner import RunOutcome, run_job
+from xaclab_agent.runner import RunOutcome
 from xaclab_agent.spool import DrainReport, Spool
-from xaclab_agent.suites import load_suite
+from xaclab_agent.writecache import WriteCacheError
 
 DRAIN_RETRY = RetryPolicy(attempts=3, base_delay=0.5, max_delay=5.0)
+LOG_RETRY = RetryPolicy(attempts=3, base_delay=0.5, max_delay=4.0)
 BACKOFF_BASE = 1.0
 BACKOFF_CAP = 60.0
 POLL_JITTER = 1.0
@@ -64,6 +72,7 @@ class Daemon:
 
     def run(self, *, once: bool = False) -> int:
         """Serve jobs until stopped; with ``once``, one claim.  0 when nothing is left over."""
+        recover(self.config)
         try:
             while not self.stop.is_set():
                 if self.drain().remaining:
@@ -101,7 +110,7 @@ class Daemon:
         )
         try:
             outcome = self._execute(job)
-        except SuiteError as exc:
+        except (SuiteError, WriteCacheError, HygieneError) as exc:
             outcome = RunOutcome(False, f"refused before running: {exc}")
         except OSError as exc:
             outcome = RunOutcome(False, f"could not start the program: {exc}")
@@ -129,29 +138,53 @@ class Daemon:
         return report
 
     def _execute(self, job: Job) -> RunOutcome:
-        suite = load_suite(job.suite, self.config.suites_dir)
-
         def send(progress: Progress) -> None:
             self.client.progress(
                 job.job_id, fraction=progress.fraction, message=progress.message, retry=NO_RETRY
             )
 
+        def send_log(seq: int, stream: str, text: str) -> None:
+            self.client.send_log(job.job_id, seq=seq, stream=stream, text=text, retry=LOG_RETRY)
+
+        def spool_log(seq: int, stream: str, text: str) -> None:
+            self.spool.add_log(job.job_id, seq, stream, text)
+
+        def diagnostic(line: str) -> None:
+            job_log.info("job %d: %s", job.job_id, line)
+            logs.write("stderr", line)
+
         reporter = ProgressReporter(send, interval=self.config.progress_interval)
+        logs = LogStreamer(
+            send_log,
+            spool_log,
+            interval=max(self.config.progress_interval, 1.0),
+            cap_bytes=self.config.log_cap_bytes,
+        )
+        heartbeat = Heartbeat(
+            lambda: self.client.heartbeat(job.job_id, retry=NO_RETRY),
+            interval=self.config.heartbeat_interval,
+        )
         try:
-            return run_job(
-                suite,
-                job.profile,
-                job.params,
-                bin_dir=self.config.bin_dir,
-                work_root=self.config.work_dir,
-                env=self.fingerprint,
-                on_progress=reporter.report,
-                on_diagnostic=lambda line: job_log.info("job %d: %s", job.job_id, line),
-                stop=self.stop,
-                timeout=self.config.job_timeout or None,
-            )
+            with heartbeat:
+                return execute_job(
+                    self.config,
+                    suite_name=job.suite,
+                    profile=job.profile,
+                    params=job.params,
+                    fingerprint=self.fingerprint,
+                    job_id=job.job_id,
+                    hooks=JobHooks(
+                        on_progress=reporter.report,
+                        on_diagnostic=diagnostic,
+                        on_stdout_junk=lambda line: logs.write("stdout", line),
+                        stop=self.stop,
+                        cancel=heartbeat.cancel,
+                        cancel_reason=lambda: heartbeat.reason,
+                    ),
+                )
         finally:
             reporter.close()
+            logs.close()
 
     def _idle_call(self, call: Callable[[], Job | None]) -> Job | None:
         self._idle = True

@@ -1,14 +1,19 @@
 """The machine fingerprint: what a result was measured on.
 
 The fingerprint is a JSON object of sections (``cpu``, ``memory``, ``kernel``,
-``os``, ``libxac``...), each built by one probe in :data:`PROBES`.  The
-block-device stack (disk model, filesystem, mount options, scheduler, write
-cache) will be one more probe and one more entry in :data:`HASH_FIELDS`.
+``os``, ``libxac``...), each built by one probe in :data:`PROBES`, plus
+``storage``: the directory under test, its filesystem and mount options, and
+the block-device stack resolved down to the disks (model, rotational, I/O
+scheduler, the kernel's and, where a tool answers, the device's write cache).
 
 ``fingerprint_hash`` is a SHA-256 over :data:`HASH_FIELDS` only: the fields
-that decide whether two machines' numbers are comparable.  The host name and
-the library build are left out on purpose: renaming a machine must not split
-its history, and results carry their library version themselves.
+that decide whether two machines' numbers are comparable — CPU model, cores
+and governor, memory, kernel, distribution, filesystem, mount options, disk
+models, rotational and scheduler.  Two machines whose CPUs or disks differ
+never share a hash.  Left out on purpose: the host name (renaming a machine
+must not split its history), the library build (results carry it), the
+write-cache state (a factor each result records) and anything volatile
+(load, free memory, uptime — those go into a job's ``hygiene`` section).
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-FINGERPRINT_VERSION = 1
+from xaclab_agent.blockdev import storage_for
+from xaclab_agent.writecache import device_state
+
+FINGERPRINT_VERSION = 2
 AGENT_VERSION = "0.1.0"
 
 HASH_FIELDS: tuple[tuple[str, ...], ...] = (
@@ -32,11 +40,18 @@ HASH_FIELDS: tuple[tuple[str, ...], ...] = (
     ("cpu", "model"),
     ("cpu", "cores"),
     ("cpu", "logical_cpus"),
+    ("cpu", "governor"),
     ("memory", "total_gib"),
     ("kernel", "release"),
     ("os", "id"),
     ("os", "version_id"),
+    ("storage", "fstype"),
+    ("storage", "mount_options"),
+    ("storage", "disk_models"),
+    ("storage", "rotational"),
+    ("storage", "schedulers"),
 )
+CPUFREQ = Path("/sys/devices/system/cpu")
 
 
 def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
@@ -58,7 +73,25 @@ def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
                 physical.add((current.get("physical id", "0"), current["core id"]))
             current = {}
     logical = os.cpu_count() or 0
-    return {"model": model, "cores": len(physical) or logical, "logical_cpus": logical}
+    return {
+        "model": model,
+        "cores": len(physical) or logical,
+        "logical_cpus": logical,
+        **cpufreq_info(),
+    }
+
+
+def cpufreq_info(base: Path = CPUFREQ) -> dict[str, Any]:
+    governors = sorted(
+        {_read_first_line(p) for p in base.glob("cpu[0-9]*/cpufreq/scaling_governor")}
+    )
+    max_freqs = [_read_first_line(p) for p in base.glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq")]
+    khz = max((int(f) for f in max_freqs if f.isdigit()), default=0)
+    return {
+        # "unavailable": no cpufreq (many VMs); "a+b": CPUs with different governors.
+        "governor": "+".join(g for g in governors if g) or "unavailable",
+        "max_freq_mhz": khz // 1000,
+    }
 
 
 def memory_info(meminfo: Path = Path("/proc/meminfo")) -> dict[str, Any]:
@@ -98,7 +131,7 @@ def os_info(os_release: Path = Path("/etc/os-release")) -> dict[str, Any]:
 def libxac_info(bin_dir: Path | None) -> dict[str, Any]:
     """Version from ``VERSION`` beside or above the bin dir; revision from a
     ``GIT_REVISION`` file there (installed layout) or git (a checkout)."""
-    info = {"version": "unknown", "git_revision": "unknown"}
+    info = {"version": "unknown", "git_revision": "unknown", "compiler": "unknown"}
     if bin_dir is None:
         return info
     for base in (bin_dir, bin_dir.parent):
@@ -106,8 +139,53 @@ def libxac_info(bin_dir: Path | None) -> dict[str, Any]:
         if version:
             info["version"] = version
             info["git_revision"] = _read_first_line(base / "GIT_REVISION") or _git_rev(base)
+            info["compiler"] = _read_first_line(base / "COMPILER") or _cc_version()
             break
     return info
+
+
+def _cc_version() -> str:
+    """The compiler a checkout builds with (an installed layout writes COMPILER instead)."""
+    try:
+        done = subprocess.run(
+            ["cc", "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    lines = done.stdout.strip().splitlines()
+    return lines[0][:120] if done.returncode == 0 and lines else "unknown"
+
+
+def storage_info(directory: Path | None) -> dict[str, Any]:
+    """The ``storage`` section for the directory under test (created if missing)."""
+    if directory is None:
+        return {"error": "no directory under test"}
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return {"directory": str(directory), "error": f"cannot create it: {exc}"}
+    found = storage_for(directory)
+    disks = []
+    for disk in found.disks:
+        entry = disk.as_dict()
+        entry.update(device_state(disk))
+        disks.append(entry)
+    mount = found.mount
+    section: dict[str, Any] = {
+        "directory": found.directory,
+        "mount_point": mount.mount_point if mount else "",
+        "fstype": mount.fstype if mount else "unknown",
+        "source": mount.source if mount else "",
+        "mount_options": mount.options if mount else "",
+        "stack": found.stack,
+        "disks": disks,
+        "disk_models": [f"{d.kind}:{d.model}" for d in found.disks],
+        "rotational": [d.rotational for d in found.disks],
+        "schedulers": [d.scheduler for d in found.disks],
+    }
+    if found.error:
+        section["error"] = found.error
+    return section
 
 
 def _read_first_line(path: Path) -> str:
@@ -156,10 +234,22 @@ def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def collect_fingerprint(bin_dir: Path | None = None) -> dict[str, Any]:
-    """Run every probe and add ``fingerprint_hash``."""
+def collect_fingerprint(
+    bin_dir: Path | None = None, work_dir: Path | None = None
+) -> dict[str, Any]:
+    """Run every probe (``storage`` for ``work_dir``) and add ``fingerprint_hash``."""
     fingerprint: dict[str, Any] = {"fingerprint_version": FINGERPRINT_VERSION}
     for name, probe in PROBES.items():
         fingerprint[name] = probe(bin_dir)
+    fingerprint["storage"] = storage_info(work_dir)
     fingerprint["fingerprint_hash"] = fingerprint_hash(fingerprint)
     return fingerprint
+
+
+def with_storage(fingerprint: dict[str, Any], directory: Path) -> dict[str, Any]:
+    """The fingerprint for a job whose directory under test is ``directory``."""
+    if fingerprint.get("storage", {}).get("directory") == str(directory):
+        return fingerprint
+    updated = {**fingerprint, "storage": storage_info(directory)}
+    updated["fingerprint_hash"] = fingerprint_hash(updated)
+    return updated

@@ -14,6 +14,7 @@ from xaclab_agent.errors import ResultError
 MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_RESULTS_PER_UPLOAD = 1000
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+MAX_PARAMS = 32
 
 
 @lru_cache(maxsize=1)

@@ -1,10 +1,12 @@
 """Run a suite's programs for one job and collect their results.
 
 Each job gets a fresh working directory (its cwd and ``TMPDIR``) under the
-configured work dir; the programs are started from an argument vector, never
-through a shell, one after another.  stdout is read as result lines, stderr
-as progress lines and diagnostics, each on its own thread so neither pipe
-can fill up and stall the program.
+directory under test; a suite with a ``dir_flag`` also gets it as that
+option.  The programs are started from an argument vector, never through a
+shell, one after another.  stdout is read as result lines, stderr as progress
+lines and diagnostics, each on its own thread so neither pipe can fill up and
+stall the program.  Results are kept until the job ends, then given the
+environment they ran in (the fingerprint, and the load before and after).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from xaclab_agent.errors import ResultError, SuiteError
+from xaclab_agent.hygiene import is_noisy, load_snapshot
 from xaclab_agent.progress import Progress, parse_progress_line
-from xaclab_agent.results import MAX_LINE_BYTES, parse_result_line, with_env
+from xaclab_agent.results import MAX_LINE_BYTES, MAX_PARAMS, parse_result_line, with_env
 from xaclab_agent.suites import Suite
 
 MAX_MESSAGE = 2000
@@ -42,9 +45,12 @@ class RunOutcome:
     succeeded: bool
     message: str
     results: list[dict[str, Any]] = field(default_factory=list)
+    cancelled: bool = False
 
     @property
     def status(self) -> str:
+        if self.cancelled:
+            return "cancelled"
         return "succeeded" if self.succeeded else "failed"
 
 
@@ -53,6 +59,9 @@ class _Callbacks:
     on_progress: Callable[[Progress], None]
     on_result: Callable[[dict[str, Any]], None]
     on_diagnostic: Callable[[str], None]
+    on_stdout_junk: Callable[[str], None]
+    on_started: Callable[[int], None]
+    on_exited: Callable[[int], None]
 
 
 def _ignore(_: Any) -> None:
@@ -82,69 +91,104 @@ def run_job(
     on_progress: Callable[[Progress], None] = _ignore,
     on_result: Callable[[dict[str, Any]], None] = _ignore,
     on_diagnostic: Callable[[str], None] = _ignore,
+    on_stdout_junk: Callable[[str], None] = _ignore,
+    on_started: Callable[[int], None] = _ignore,
+    on_exited: Callable[[int], None] = _ignore,
     stop: threading.Event | None = None,
+    cancel: threading.Event | None = None,
     timeout: float | None = None,
+    pin_cpu: int | None = None,
+    noisy_threshold: float | None = None,
+    extra_params: dict[str, str] | None = None,
 ) -> RunOutcome:
     """Validate, then run every program of ``suite``; raises SuiteError/ParamError before
-    anything runs.  ``env`` (the fingerprint) is added to every result."""
+    anything runs.  ``env`` (the fingerprint) is added to every result, with a
+    ``hygiene`` section when ``noisy_threshold`` is given, and ``extra_params``
+    (agent-level factors such as ``write_cache``) to every result's params.
+    ``on_result`` sees each result once the job has ended."""
     argvs = plan_job(suite, profile, params, bin_dir)
     work_root.mkdir(parents=True, exist_ok=True)
     job_dir = Path(tempfile.mkdtemp(prefix=f"{suite.name}-", dir=work_root))
+    if suite.dir_flag:
+        argvs = [[*argv, suite.dir_flag, str(job_dir)] for argv in argvs]
     stop = stop or threading.Event()
+    cancel = cancel or threading.Event()
     deadline = None if not timeout else time.monotonic() + timeout
-    results: list[dict[str, Any]] = []
-
-    def keep(result: dict[str, Any]) -> None:
-        results.append(result)
-        on_result(result)
-
+    raw: list[dict[str, Any]] = []
+    before = load_snapshot() if noisy_threshold is not None else {}
+    outcome: RunOutcome | None = None
     try:
         for index, argv in enumerate(argvs):
             callbacks = _Callbacks(
                 on_progress=_scaled(on_progress, index, len(argvs), Path(argv[0]).name),
-                on_result=keep,
+                on_result=raw.append,
                 on_diagnostic=on_diagnostic,
+                on_stdout_junk=on_stdout_junk,
+                on_started=on_started,
+                on_exited=on_exited,
             )
-            failure = _run_program(argv, job_dir, env, callbacks, stop, deadline)
+            failure = _run_program(argv, job_dir, callbacks, stop, cancel, deadline, pin_cpu)
             if failure is not None:
-                return RunOutcome(False, _cap(failure), results)
+                outcome = RunOutcome(False, _cap(failure), cancelled=cancel.is_set())
+                break
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
+    final_env = dict(env)
+    if noisy_threshold is not None:
+        after = load_snapshot()
+        final_env["hygiene"] = {
+            **final_env.get("hygiene", {}),
+            "before": before,
+            "after": after,
+            "noisy_threshold": noisy_threshold,
+            "noisy": is_noisy(before, after, noisy_threshold),
+        }
+    results = [_finish_result(r, final_env, extra_params or {}) for r in raw]
+    for result in results:
+        on_result(result)
+    if outcome is not None:
+        outcome.results = results
+        return outcome
     if not results:
         return RunOutcome(False, "the suite's programs exited 0 but printed no results")
     return RunOutcome(True, f"{len(results)} results", results)
 
 
+def _finish_result(
+    result: dict[str, Any], env: dict[str, Any], extra: dict[str, str]
+) -> dict[str, Any]:
+    params = dict(result.get("params", {}))
+    for key, value in extra.items():
+        if key in params or len(params) < MAX_PARAMS:
+            params[key] = value
+        else:
+            log.warning("result already has %d params; %s=%s not added", MAX_PARAMS, key, value)
+    return with_env({**result, "params": params}, env)
+
+
 def _run_program(
     argv: list[str],
     job_dir: Path,
-    fingerprint: dict[str, Any],
     callbacks: _Callbacks,
     stop: threading.Event,
+    cancel: threading.Event,
     deadline: float | None,
+    pin_cpu: int | None,
 ) -> str | None:
     """Run one program; the failure message, or ``None`` on success."""
     name = Path(argv[0]).name
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
     child_env["TMPDIR"] = str(job_dir)
     log.info("running %s", argv)
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=job_dir,
-        env=child_env,
-        shell=False,
-        start_new_session=True,
-    )
+    proc = _start(argv, job_dir, child_env, pin_cpu)
+    callbacks.on_started(proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
     bad_lines: list[str] = []
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
     readers = [
         threading.Thread(
             target=_read_stdout,
-            args=(proc.stdout, name, fingerprint, callbacks.on_result, bad_lines),
+            args=(proc.stdout, callbacks.on_result, callbacks.on_stdout_junk, bad_lines),
             daemon=True,
         ),
         threading.Thread(
@@ -155,9 +199,12 @@ def _run_program(
     ]
     for reader in readers:
         reader.start()
-    interrupted = _wait(proc, stop, deadline)
-    for reader in readers:
-        reader.join()
+    try:
+        interrupted = _wait(proc, stop, cancel, deadline)
+        for reader in readers:
+            reader.join()
+    finally:
+        callbacks.on_exited(proc.pid)
     code = proc.returncode
     last = " | ".join(list(tail)[-5:])
     if interrupted:
@@ -173,7 +220,40 @@ def _run_program(
     return None
 
 
-def _wait(proc: subprocess.Popen[bytes], stop: threading.Event, deadline: float | None) -> str:
+def _start(
+    argv: list[str], job_dir: Path, child_env: dict[str, str], pin_cpu: int | None
+) -> subprocess.Popen[bytes]:
+    """Start the program; with ``pin_cpu``, pinned from its first instruction.
+
+    A child inherits the affinity of the thread that forks it, so this thread
+    narrows its own affinity around the fork (``sched_setaffinity(0)`` is
+    per thread on Linux) and widens it again; no ``preexec_fn`` is needed.
+    """
+    saved = os.sched_getaffinity(0) if pin_cpu is not None else None
+    if pin_cpu is not None:
+        os.sched_setaffinity(0, {pin_cpu})
+    try:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=job_dir,
+            env=child_env,
+            shell=False,
+            start_new_session=True,
+        )
+    finally:
+        if saved is not None:
+            os.sched_setaffinity(0, saved)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes],
+    stop: threading.Event,
+    cancel: threading.Event,
+    deadline: float | None,
+) -> str:
     """Wait for the child; stop it (by its PID) on request or timeout.  The reason, or ''."""
     while True:
         try:
@@ -182,7 +262,9 @@ def _wait(proc: subprocess.Popen[bytes], stop: threading.Event, deadline: float 
         except subprocess.TimeoutExpired:
             pass
         reason = ""
-        if stop.is_set():
+        if cancel.is_set():
+            reason = "the job was cancelled"
+        elif stop.is_set():
             reason = "the agent is shutting down"
         elif deadline is not None and time.monotonic() > deadline:
             reason = "the job exceeded its time limit"
@@ -192,19 +274,28 @@ def _wait(proc: subprocess.Popen[bytes], stop: threading.Event, deadline: float 
 
 
 def _terminate(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
+    """SIGTERM the program's process group (its own session), SIGKILL after a grace period."""
+    _signal_group(proc, signal.SIGTERM)
     try:
         proc.wait(timeout=TERMINATE_GRACE)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _signal_group(proc, signal.SIGKILL)
         proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[bytes], signum: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, signum)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        proc.send_signal(signum)
 
 
 def _read_stdout(
     stream: IO[bytes],
-    program: str,
-    fingerprint: dict[str, Any],
     on_result: Callable[[dict[str, Any]], None],
+    on_junk: Callable[[str], None],
     bad_lines: list[str],
 ) -> None:
     number = 0
@@ -216,8 +307,9 @@ def _read_stdout(
             result = parse_result_line(line)
         except ResultError as exc:
             bad_lines.append(f"line {number}: {exc}")
+            on_junk(line[:4096].decode("utf-8", "replace").rstrip("\r\n"))
             continue
-        on_result(with_env(result, fingerprint))
+        on_result(result)
 
 
 def _read_stderr(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -42,12 +43,18 @@ class Spool:
         self.rejected_dir = directory / "rejected"
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._last_seq = max((_seq(p) for p in self.pending()), default=0)
+        self._lock = threading.Lock()
 
     def add_results(self, job_id: int, results: list[dict[str, Any]]) -> Path:
         """Spool one upload (within the server's limits) under a fresh ``upload_id``."""
         upload_id = str(uuid.uuid4())
         body = {"kind": "results", "job_id": job_id, "upload_id": upload_id, "results": results}
         return self._write("results", job_id, upload_id, body)
+
+    def add_log(self, job_id: int, seq: int, stream: str, text: str) -> Path:
+        """A log chunk that could not be sent while the job ran; ``seq`` makes resending safe."""
+        body = {"kind": "log", "job_id": job_id, "seq": seq, "stream": stream, "text": text}
+        return self._write("log", job_id, f"{seq}-{uuid.uuid4()}", body)
 
     def add_finish(self, job_id: int, status: str, message: str) -> Path:
         entry_id = str(uuid.uuid4())
@@ -93,6 +100,15 @@ class Spool:
                 job_id, upload_id=str(entry["upload_id"]), results=entry["results"], retry=retry
             )
             return receipt.duplicate
+        if entry["kind"] == "log":
+            client.send_log(
+                job_id,
+                seq=int(entry["seq"]),
+                stream=str(entry["stream"]),
+                text=str(entry["text"]),
+                retry=retry,
+            )
+            return False
         if entry["kind"] == "finish":
             client.finish(
                 job_id, status=str(entry["status"]), message=str(entry["message"]), retry=retry
@@ -102,8 +118,10 @@ class Spool:
 
     def _write(self, kind: str, job_id: int, entry_id: str, body: dict[str, Any]) -> Path:
         # Names sort in creation order, even across restarts and a clock stepping back.
-        self._last_seq = max(time.time_ns(), self._last_seq + 1)
-        path = self.directory / f"{self._last_seq:020d}-{kind}-{job_id}-{entry_id}.json"
+        with self._lock:  # the log streamer spools from its own thread
+            self._last_seq = max(time.time_ns(), self._last_seq + 1)
+            seq = self._last_seq
+        path = self.directory / f"{seq:020d}-{kind}-{job_id}-{entry_id}.json"
         atomic_write(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
         return path
 

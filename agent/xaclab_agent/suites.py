@@ -46,6 +46,8 @@ class Suite:
     programs: tuple[str, ...]
     profiles: dict[str, tuple[str, ...]]
     params: dict[str, ParamDecl]
+    # The option that takes the directory under test (e.g. "--dir"); "" = none.
+    dir_flag: str = ""
 
     def argv(self, program: str, profile: str, params: dict[str, Any], bin_dir: Path) -> list[str]:
         """The argument vector for ``program``; ``params`` must have passed :meth:`validate`."""
@@ -138,12 +140,16 @@ def parse_suite(raw: object, *, expected_name: str) -> Suite:
     if not isinstance(params_raw, dict):
         raise SuiteError(f"{where}: 'params' must be an object")
     params = {n: _parse_decl(where, n, d) for n, d in params_raw.items()}
+    dir_flag = raw.get("dir_flag", "")
+    if dir_flag and (not isinstance(dir_flag, str) or not FLAG.fullmatch(dir_flag)):
+        raise SuiteError(f"{where}: 'dir_flag' must be an option such as '--dir'")
     return Suite(
         name=expected_name,
         title=str(raw.get("title", expected_name)),
         programs=tuple(programs),
         profiles={k: tuple(v) for k, v in profiles.items()},
         params=params,
+        dir_flag=dir_flag,
     )
 
 

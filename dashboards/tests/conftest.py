@@ -69,8 +69,8 @@ def dash_pg_url(dash_pg_admin_url: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def dash_server(dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """(base URL, registration token) of a real server on the fresh database."""
+def dash_server(dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+    """(base URL, registration token, an admin's API token) of a real server on the fresh database."""
     port = _free_port()
     token = secrets.token_urlsafe(24)
     workdir = tmp_path_factory.mktemp("dash-server")
@@ -103,7 +103,15 @@ def dash_server(dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
             if time.monotonic() > deadline:
                 raise AssertionError(f"xaclab-server not healthy in 60 s:\n{log.read_text()}")
             time.sleep(0.2)
-        yield base, token
+        made = subprocess.run(
+            [str(VENV_BIN / "xaclab-server"), "create-admin", "--username", "admin", "--api-token", "seed"],
+            env=dict(env, XACLAB_ADMIN_PASSWORD=secrets.token_urlsafe(18)),
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=workdir,
+        )
+        yield base, token, made.stdout.strip()
     finally:
         proc.terminate()
         try:
@@ -121,9 +129,9 @@ def _suite_argv(suite: dict[str, object], profile: str) -> list[list[str]]:
 
 
 @pytest.fixture(scope="session")
-def seeded_db(dash_server: tuple[str, str], dash_pg_url: str) -> str:
+def seeded_db(dash_server: tuple[str, str, str], dash_pg_url: str) -> str:
     """Run page-touch (quick) through the agent protocol; return the libpq URL."""
-    base, registration_token = dash_server
+    base, registration_token, api_token = dash_server
     agent_api = f"{base}/api/agent/v1"
     fingerprint = {
         "hostname": socket.gethostname(),
@@ -151,6 +159,7 @@ def seeded_db(dash_server: tuple[str, str], dash_pg_url: str) -> str:
             "profile": "quick",
             "params": {},
         },
+        headers={"Authorization": f"Bearer {api_token}"},
         timeout=30,
     )
     assert created.status_code == 201, created.text

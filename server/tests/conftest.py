@@ -4,7 +4,8 @@ PostgreSQL comes from ``XACLAB_TEST_PG_URL`` (the harness's cluster; a fresh
 database is created in it for this session and dropped afterwards) or, when
 that is unset, from a throw-away cluster started with scripts/pg-cluster.sh.
 Tests are isolated by deleting every row after each one: the code under test
-commits for real (and the concurrency tests need real commits).
+commits for real (and the concurrency tests need real commits).  ``client``
+acts as an admin through an API token; ``anonymous`` has no credentials.
 """
 
 import os
@@ -30,7 +31,22 @@ from sqlalchemy.engine import make_url
 from xaclab_server.app import create_app
 from xaclab_server.core.config import Settings
 from xaclab_server.core.migrations import upgrade_head
-from xaclab_server.models import Base, Job, Machine, Result, Run, Upload
+from xaclab_server.core.security import hash_password
+from xaclab_server.models import (
+    ApiToken,
+    Base,
+    Job,
+    JobLog,
+    LoginSession,
+    Machine,
+    Matrix,
+    Result,
+    Run,
+    Schedule,
+    Upload,
+    User,
+)
+from xaclab_server.services import accounts
 
 REPO = Path(__file__).resolve().parents[2]
 PG_CLUSTER = REPO / "scripts" / "pg-cluster.sh"
@@ -135,7 +151,19 @@ def app(db_url: str) -> FastAPI:
 
 def clear_tables(app: FastAPI) -> None:
     with app.state.sessionmaker() as session:
-        for model in (Result, Upload, Job, Run, Machine):
+        for model in (
+            Result,
+            Upload,
+            JobLog,
+            Job,
+            Run,
+            Matrix,
+            Schedule,
+            Machine,
+            ApiToken,
+            LoginSession,
+            User,
+        ):
             session.execute(delete(model))
         session.commit()
 
@@ -148,8 +176,34 @@ def row_counts(app: FastAPI) -> dict[str, int]:
         }
 
 
+# Hashed once: argon2 is slow on purpose, and every test needs a user.
+TEST_PASSWORD = "test-password-0123"
+_PASSWORD_HASH = hash_password(TEST_PASSWORD)
+
+
+def add_user(app: FastAPI, username: str, role: str) -> str:
+    """Create a user with TEST_PASSWORD and return an API token of theirs."""
+    with app.state.sessionmaker() as session:
+        user = User(username=username, password_hash=_PASSWORD_HASH, role=role)
+        session.add(user)
+        session.commit()
+        _row, token = accounts.create_api_token(session=session, user=user, name="tests")
+        return token
+
+
+@pytest.fixture
+def anonymous(app: FastAPI) -> Iterator[TestClient]:
+    """A client with no login and no token."""
+    with TestClient(app) as test_client:
+        yield test_client
+    clear_tables(app)
+
+
 @pytest.fixture
 def client(app: FastAPI) -> Iterator[TestClient]:
+    """A client that sends an admin's API token (agent calls override it with their own)."""
     with TestClient(app) as test_client:
+        token = add_user(app, "tester", "admin")
+        test_client.headers["Authorization"] = f"Bearer {token}"
         yield test_client
     clear_tables(app)

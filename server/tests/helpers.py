@@ -1,6 +1,7 @@
 """Test helpers: a generator of valid result-format records and agent calls over HTTP."""
 
 import random
+import re
 import uuid
 from typing import Any
 
@@ -111,3 +112,20 @@ def upload(
         json={"upload_id": upload_id or str(uuid.uuid4()), "results": results},
         headers=headers,
     )
+
+
+def web_login(client: TestClient, username: str, password: str) -> str:
+    """Log in through the login form as a browser would; return the session's CSRF token."""
+    page = client.get("/login")
+    match = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert match, page.text
+    reply = client.post(
+        "/login",
+        data={"csrf_token": match.group(1), "username": username, "password": password},
+        follow_redirects=False,
+    )
+    assert reply.status_code == 303, reply.text
+    me = client.get("/api/v1/me").json()
+    assert me["username"] == username
+    token: str = me["csrf_token"]
+    return token

@@ -1,32 +1,67 @@
 """The application factory."""
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from sqlalchemy.orm import Session, sessionmaker
 
 from xaclab_server import __version__
-from xaclab_server.api.routes import agent, machines, runs, suites
+from xaclab_server.api.deps import account_api_guard, user_api_guard
+from xaclab_server.api.routes import (
+    agent,
+    auth,
+    compare,
+    jobs,
+    machines,
+    matrices,
+    runs,
+    suites,
+    users,
+)
 from xaclab_server.core.config import Settings
 from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.errors import request_validation_handler
+from xaclab_server.core.headers import SecurityHeaders
 from xaclab_server.core.limits import BodySizeLimit
+from xaclab_server.core.metrics import REGISTRY, DatabaseCollector, RequestMetrics
 from xaclab_server.core.paths import PACKAGE_DIR
+from xaclab_server.services import accounts, scheduler
 from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.results import load_validator
-from xaclab_server.services.suites import load_suites
+from xaclab_server.services.suites import Suite, load_suites
 from xaclab_server.ui import pages
+
+log = logging.getLogger("xaclab_server")
 
 
 def create_app(settings: Settings) -> FastAPI:
     """Build the app for ``settings``; the database must already be migrated (see cli)."""
     engine = make_engine(settings.sqlalchemy_url)
+    factory = make_sessionmaker(engine)
+    notifier = JobNotifier()
+    suite_declarations = load_suites(settings.suites_dir)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(_first_run_hint, factory)
+        task = None
+        if settings.scheduler_seconds > 0:
+            task = asyncio.create_task(
+                _scheduler_loop(factory, suite_declarations, notifier, settings.scheduler_seconds)
+            )
         yield
+        if task is not None:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
         engine.dispose()
 
     # No /docs or /redoc: FastAPI serves their assets from a CDN, and labs are often offline.
@@ -35,22 +70,67 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine = engine
-    app.state.sessionmaker = make_sessionmaker(engine)
-    app.state.suites = load_suites(settings.suites_dir)
+    app.state.sessionmaker = factory
+    app.state.suites = suite_declarations
     app.state.result_validator = load_validator(settings.result_schema_path)
-    app.state.notifier = JobNotifier()
+    app.state.notifier = notifier
 
     app.add_exception_handler(RequestValidationError, request_validation_handler)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(RequestMetrics)
+
+    database_metrics = CollectorRegistry(auto_describe=True)
+    database_metrics.register(DatabaseCollector(factory, settings.machine_online_seconds))
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
+    @app.get("/metrics", tags=["health"], response_class=Response)
+    def metrics() -> Response:
+        """Prometheus text format (docs/server.md, "Operations")."""
+        body = generate_latest(REGISTRY) + generate_latest(database_metrics)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+    guarded = [Depends(user_api_guard)]
     app.include_router(agent.router)
-    app.include_router(machines.router)
-    app.include_router(suites.router)
-    app.include_router(runs.router)
+    app.include_router(auth.router)
+    app.include_router(users.router, dependencies=[Depends(account_api_guard)])
+    for router in (machines.router, suites.router, runs.router, jobs.router, matrices.router):
+        app.include_router(router, dependencies=guarded)
+    app.include_router(compare.router, dependencies=guarded)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=PACKAGE_DIR / "static"), name="static")
     return app
+
+
+def _first_run_hint(factory: sessionmaker[Session]) -> None:
+    with factory() as session:
+        if accounts.count_users(session=session) == 0:
+            log.warning(
+                "no user exists yet: create the first admin with "
+                "`xaclab-server create-admin --username NAME` (password from "
+                "XACLAB_ADMIN_PASSWORD or a prompt)"
+            )
+
+
+async def _scheduler_loop(
+    factory: sessionmaker[Session],
+    suites: dict[str, Suite],
+    notifier: JobNotifier,
+    interval: float,
+) -> None:
+    def fire() -> list[int]:
+        with factory() as session:
+            return scheduler.fire_due_schedules(session=session, suites=suites)
+
+    while True:
+        try:
+            fired = await run_in_threadpool(fire)
+            if fired:
+                log.info("schedules queued matrices %s", fired)
+                notifier.notify()
+        except Exception:  # the loop must outlive a database restart
+            log.exception("the scheduler pass failed; trying again in %s s", interval)
+        await asyncio.sleep(interval)

@@ -3,9 +3,14 @@
 Options: ``--host`` (default 127.0.0.1), ``--port`` (default ``$PORT`` or 8000),
 ``--migrate-only``. Everything else comes from ``XACLAB_*`` variables
 (:mod:`xaclab_server.core.config`).
+
+``xaclab-server create-admin --username NAME [--api-token NAME]`` creates an
+admin on first run (password from ``XACLAB_ADMIN_PASSWORD``, standard input
+or a prompt) and optionally prints a fresh API token for scripts.
 """
 
 import argparse
+import getpass
 import logging
 import os
 import sys
@@ -17,12 +22,29 @@ from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from xaclab_server.core.db import make_engine
+from xaclab_server.core.db import make_engine, make_sessionmaker
+from xaclab_server.core.logs import configure_logging
 from xaclab_server.core.migrations import upgrade_head
+from xaclab_server.services import accounts
 
 log = logging.getLogger("xaclab_server")
 
 DB_WAIT_SECONDS = 60
+
+
+def parse_create_admin(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="xaclab-server create-admin",
+        description="Create an admin (first run). The password comes from XACLAB_ADMIN_PASSWORD, "
+        "else from standard input (one line), else from a prompt.",
+    )
+    parser.add_argument("--username", required=True)
+    parser.add_argument(
+        "--api-token",
+        metavar="NAME",
+        help="also create an API token called NAME and print it on standard output",
+    )
+    return parser.parse_args(argv)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -41,8 +63,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["create-admin"]:
+        return create_admin(parse_create_admin(arguments[1:]))
+    args = parse_args(arguments)
+    log_config = configure_logging(os.environ.get("XACLAB_LOG_FORMAT", "json"))
     try:
         # Imported here so that missing settings give a message, not a traceback.
         from xaclab_server.core.config import settings
@@ -70,7 +95,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         timeout_graceful_shutdown=5,
         proxy_headers=False,
+        log_config=log_config,
     )
+    return 0
+
+
+def _admin_password() -> str:
+    given = os.environ.get("XACLAB_ADMIN_PASSWORD")
+    if given:
+        return given
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass("Password for the new admin: ")
+    if getpass.getpass("Again: ") != first:
+        raise SystemExit("xaclab-server: the two passwords differ")
+    return first
+
+
+def create_admin(args: argparse.Namespace) -> int:
+    """``xaclab-server create-admin``: no default password ever ships; the admin chooses it."""
+    configure_logging("text")
+    try:
+        from xaclab_server.core.config import settings
+    except ValidationError as exc:
+        sys.stderr.write(f"xaclab-server: {exc.errors(include_input=False)[0]['msg']}\n")
+        return 2
+    url = settings.sqlalchemy_url
+    if url.startswith("sqlite"):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _wait_for_database(url)
+    upgrade_head(url)
+    password = _admin_password()
+    engine = make_engine(url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            try:
+                user = accounts.create_user(
+                    session=session, username=args.username, password=password, role="admin"
+                )
+                token = None
+                if args.api_token:
+                    _row, token = accounts.create_api_token(
+                        session=session, user=user, name=args.api_token
+                    )
+            except accounts.AccountError as exc:
+                sys.stderr.write(f"xaclab-server: {exc}\n")
+                return 1
+    finally:
+        engine.dispose()
+    log.info("created the admin %s", args.username)
+    if token:
+        sys.stdout.write(token + "\n")
     return 0
 
 

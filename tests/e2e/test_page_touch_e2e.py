@@ -43,6 +43,7 @@ def test_page_touch_run_end_to_end(server: Server, tmp_path: Path) -> None:
     created = httpx.post(
         f"{server.base}/api/v1/runs",
         json={"machine_id": machine["id"], "suite": "page-touch", "profile": "quick", "params": {}},
+        headers=server.auth,
     )
     assert created.status_code == 201, created.text
     run_id = created.json()["run_id"]

@@ -26,7 +26,7 @@ def test_machines_list(client: TestClient) -> None:
     assert machine["name"] == "lab-07"
     assert machine["online"] is True
     assert len(machine["fingerprint_hash"]) == 64
-    assert set(machine) == {"id", "name", "fingerprint_hash", "last_seen_at", "online"}
+    assert set(machine) == {"id", "name", "fingerprint_hash", "last_seen_at", "online", "approved"}
 
 
 def test_suites_are_the_declarations(client: TestClient) -> None:

@@ -22,6 +22,7 @@ from tests.conftest import REGISTRATION_TOKEN, free_port
 from tests.helpers import AGENT, claim, page_touch_results, register, upload
 
 CHROMIUM = "/usr/bin/chromium"
+ADMIN_PASSWORD = "browser-password-0123"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -42,6 +43,12 @@ def server(tmp_path: Path) -> Iterator[str]:
         XACLAB_REGISTRATION_TOKEN=REGISTRATION_TOKEN,
         XACLAB_ENV="test",
         XACLAB_DATA_DIR=str(tmp_path),
+    )
+    subprocess.run(
+        [sys.executable, "-m", "xaclab_server.cli", "create-admin", "--username", "browser"],
+        env={**env, "XACLAB_ADMIN_PASSWORD": ADMIN_PASSWORD},
+        check=True,
+        capture_output=True,
     )
     log = (tmp_path / "server.log").open("w")
     process = subprocess.Popen(
@@ -105,6 +112,11 @@ def drive(
 ) -> None:
     page.goto(f"{server}/")
     expect(page.locator("#machines")).to_contain_text("lab-browser")
+    page.get_by_test_id("login-link").click()
+    page.fill("#username", "browser")
+    page.fill("#password", ADMIN_PASSWORD)
+    page.click("#login-submit")
+    expect(page.get_by_test_id("whoami")).to_contain_text("browser (admin)")
     page.get_by_role("link", name="New run").click()
 
     page.select_option("#machine_id", str(machine_id))

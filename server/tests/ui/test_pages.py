@@ -3,8 +3,15 @@
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from tests.conftest import row_counts
-from tests.helpers import register
+from tests.conftest import TEST_PASSWORD, add_user, row_counts
+from tests.helpers import register, web_login
+
+
+def browser_login(client: TestClient, app: FastAPI, role: str = "operator") -> str:
+    """Drop the test client's API token and log in with the form; return the CSRF token."""
+    del client.headers["Authorization"]
+    add_user(app, f"web-{role}", role)
+    return web_login(client, f"web-{role}", TEST_PASSWORD)
 
 
 def test_machines_page_lists_machines(client: TestClient) -> None:
@@ -26,9 +33,11 @@ def test_form_is_built_from_the_suite_declaration(client: TestClient) -> None:
 
 def test_form_submission_queues_a_run(client: TestClient, app: FastAPI) -> None:
     machine_id, _headers = register(client)
+    csrf = browser_login(client, app)
     reply = client.post(
         "/runs/new",
         data={
+            "csrf_token": csrf,
             "machine_id": str(machine_id),
             "suite": "page-touch",
             "page-touch.profile": "quick",
@@ -47,9 +56,11 @@ def test_form_submission_queues_a_run(client: TestClient, app: FastAPI) -> None:
 
 def test_form_refusal_shows_a_sentence_and_stores_nothing(client: TestClient, app: FastAPI) -> None:
     machine_id, _headers = register(client)
+    csrf = browser_login(client, app)
     reply = client.post(
         "/runs/new",
         data={
+            "csrf_token": csrf,
             "machine_id": str(machine_id),
             "suite": "page-touch",
             "page-touch.profile": "quick",

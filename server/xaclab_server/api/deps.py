@@ -1,10 +1,16 @@
 """Dependencies shared by the routes, as ``Annotated`` aliases.
 
-User authentication will arrive as a ``CurrentUser`` alias here; the user
-routes take no user yet because the server binds to loopback by default.
+Who is asking: :data:`CurrentAgent` on the agent API (the agent token);
+:data:`PrincipalDep` on the user API and the pages (an API token, a login
+session cookie, or nobody).  :func:`user_api_guard` guards every user-API
+router: reads need a user unless ``anonymous_read``; writes need an operator
+and, when the session cookie is what authenticates them, the CSRF token in
+``X-CSRF-Token``.  :data:`CurrentUser`, :data:`OperatorUser` and
+:data:`AdminUser` give a route the user it needs or answer 401/403.
 """
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -13,7 +19,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from xaclab_server.core.config import Settings
 from xaclab_server.core.db import get_db
-from xaclab_server.models import Machine
+from xaclab_server.core.security import CSRF_HEADER, SESSION_COOKIE, same_secret
+from xaclab_server.models import Machine, User
+from xaclab_server.models.user import role_at_least
+from xaclab_server.services import accounts
 from xaclab_server.services.machines import authenticate_agent
 from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.suites import Suite
@@ -73,7 +82,108 @@ def get_current_agent(
             "register the agent again.",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    if not machine.approved:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"Machine {machine.name!r} waits for an admin's approval; ask an admin to approve "
+            "it on the machines page.",
+        )
     return machine
 
 
 CurrentAgent = Annotated[Machine, Depends(get_current_agent)]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who sent a user-API or page request."""
+
+    user: User | None
+    via: Literal["token", "session", "anonymous"]
+    csrf_token: str | None = None
+
+
+def get_principal(request: Request, session: SessionDep) -> Principal:
+    header = request.headers.get("authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        user = accounts.user_for_api_token(session=session, token=credentials.strip())
+        if user is None:
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "The API token is not known or was revoked; create one on the tokens page.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        return Principal(user=user, via="token")
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        found = accounts.user_for_session(session=session, token=cookie)
+        if found is not None:
+            user, login = found
+            return Principal(user=user, via="session", csrf_token=login.csrf_token)
+    return Principal(user=None, via="anonymous")
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _unauthorized() -> HTTPException:
+    return HTTPException(
+        status.HTTP_401_UNAUTHORIZED,
+        "This call needs a login or an API token: send 'Authorization: Bearer <api_token>'.",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+def require_role(principal: Principal, role: str) -> User:
+    if principal.user is None:
+        raise _unauthorized()
+    if not role_at_least(principal.user.role, role):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"This needs the {role} role; {principal.user.username} is a {principal.user.role}.",
+        )
+    return principal.user
+
+
+def user_api_guard(request: Request, principal: PrincipalDep, settings: SettingsDep) -> None:
+    """The access rule of every user-API route (see the module docstring)."""
+    _guard(request, principal, settings, write_role="operator")
+
+
+def account_api_guard(request: Request, principal: PrincipalDep, settings: SettingsDep) -> None:
+    """As :func:`user_api_guard`, but any user may write (their own tokens); routes narrow it."""
+    _guard(request, principal, settings, write_role="viewer")
+
+
+def _guard(request: Request, principal: Principal, settings: Settings, *, write_role: str) -> None:
+    if request.method in SAFE_METHODS:
+        if principal.user is None and not settings.anonymous_read:
+            raise _unauthorized()
+        return
+    require_role(principal, write_role)
+    if principal.via == "session" and not same_secret(
+        request.headers.get(CSRF_HEADER), principal.csrf_token
+    ):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"A write with the session cookie needs the page's CSRF token in {CSRF_HEADER}.",
+        )
+
+
+def get_current_user(principal: PrincipalDep) -> User:
+    return require_role(principal, "viewer")
+
+
+def get_operator(principal: PrincipalDep) -> User:
+    return require_role(principal, "operator")
+
+
+def get_admin(principal: PrincipalDep) -> User:
+    return require_role(principal, "admin")
+
+
+CurrentUser = Annotated[User, Depends(get_current_user)]
+OperatorUser = Annotated[User, Depends(get_operator)]
+AdminUser = Annotated[User, Depends(get_admin)]

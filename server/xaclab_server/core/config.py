@@ -48,6 +48,21 @@ class Settings(BaseSettings):
     # another server process; jobs queued by this process wake it at once.
     claim_poll_seconds: float = Field(default=1.0, gt=0, le=10)
     machine_online_seconds: int = Field(default=120, ge=1)
+    # A running job whose last heartbeat is older than this has lost its agent:
+    # it is requeued while its attempt count is below lease_max_attempts, then failed.
+    lease_seconds: float = Field(default=300, gt=0)
+    lease_max_attempts: int = Field(default=2, ge=1)
+    # Accounts (docs/server.md, "Accounts"): whether pages and GET calls of the
+    # user API answer without a login. Writes always need one.
+    anonymous_read: bool = True
+    session_hours: float = Field(default=12, gt=0, le=24 * 90)
+    # Mark the session cookie Secure; turn on when a TLS proxy fronts the server.
+    secure_cookies: bool = False
+    # How often this process looks for due schedules; 0 turns its scheduler off.
+    scheduler_seconds: float = Field(default=15, ge=0, le=3600)
+    # How often a run's event stream (SSE) looks at the database.
+    events_poll_seconds: float = Field(default=1.0, gt=0, le=30)
+    log_format: Literal["json", "text"] = "json"
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> "Settings":

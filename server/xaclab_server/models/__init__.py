@@ -1,10 +1,29 @@
 """SQLAlchemy models, one entity per module; the tables are documented in docs/database.md."""
 
+from xaclab_server.models.api_token import ApiToken
 from xaclab_server.models.base import Base
 from xaclab_server.models.job import Job
+from xaclab_server.models.job_log import JobLog
+from xaclab_server.models.login_session import LoginSession
 from xaclab_server.models.machine import Machine
+from xaclab_server.models.matrix import Matrix
 from xaclab_server.models.result import Result
 from xaclab_server.models.run import Run
+from xaclab_server.models.schedule import Schedule
 from xaclab_server.models.upload import Upload
+from xaclab_server.models.user import User
 
-__all__ = ["Base", "Job", "Machine", "Result", "Run", "Upload"]
+__all__ = [
+    "ApiToken",
+    "Base",
+    "Job",
+    "JobLog",
+    "LoginSession",
+    "Machine",
+    "Matrix",
+    "Result",
+    "Run",
+    "Schedule",
+    "Upload",
+    "User",
+]

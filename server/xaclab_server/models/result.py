@@ -9,7 +9,7 @@ never taken from a client. ``stddev`` is NULL when there is one sample.
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, LargeBinary, Text
+from sqlalchemy import ForeignKey, Index, LargeBinary, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from xaclab_server.models.base import Base, utcnow
@@ -17,6 +17,17 @@ from xaclab_server.models.base import Base, utcnow
 
 class Result(Base):
     __tablename__ = "results"
+    # The comparison pages and the Grafana panels select one machine's results
+    # of a suite and benchmark over time (docs/database.md, "Indexes").
+    __table_args__ = (
+        Index(
+            "ix_results_machine_id_suite_benchmark_created_at",
+            "machine_id",
+            "suite",
+            "benchmark",
+            "created_at",
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     upload_pk: Mapped[int] = mapped_column(ForeignKey("uploads.id"), index=True)

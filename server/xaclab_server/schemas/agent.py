@@ -6,10 +6,12 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 MAX_RESULTS_PER_UPLOAD = 1000
+MAX_LOG_CHUNK = 64 * 1024
 
 
 class RegisterIn(BaseModel):
-    registration_token: str
+    # Absent or empty: the machine is registered pending an admin's approval.
+    registration_token: str | None = None
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")]
     fingerprint: dict[str, Any]
 
@@ -17,6 +19,7 @@ class RegisterIn(BaseModel):
 class RegisterOut(BaseModel):
     machine_id: int
     agent_token: str
+    approved: bool = True
 
 
 class ClaimOut(BaseModel):
@@ -37,6 +40,17 @@ class JobStateOut(BaseModel):
     status: str
     progress: float
     message: str
+    cancel: bool = False
+
+
+class LogIn(BaseModel):
+    seq: Annotated[int, Field(ge=1, le=1_000_000)]
+    stream: Literal["stdout", "stderr", "agent"]
+    text: Annotated[str, Field(max_length=MAX_LOG_CHUNK)]
+
+
+class LogOut(BaseModel):
+    stored: bool
 
 
 class UploadIn(BaseModel):
@@ -51,5 +65,5 @@ class UploadOut(BaseModel):
 
 
 class FinishIn(BaseModel):
-    status: Literal["succeeded", "failed"]
+    status: Literal["succeeded", "failed", "cancelled"]
     message: Annotated[str, Field(max_length=500)] = ""

@@ -12,6 +12,7 @@ class MachineOut(BaseModel):
     fingerprint_hash: str
     last_seen_at: datetime
     online: bool
+    approved: bool
 
 
 class RunIn(BaseModel):
@@ -89,3 +90,53 @@ class PageTouchChart(BaseModel):
     n: list[int]
     series: list[ChartSeries]
     floor: list[FloorRow]
+
+
+class JobDetail(BaseModel):
+    id: int
+    run_id: int
+    machine_id: int
+    suite: str
+    profile: str
+    status: str
+    progress: float
+    message: str
+    params: dict[str, Any]
+    created_at: datetime
+    claimed_at: datetime | None
+    finished_at: datetime | None
+    eta_seconds: float | None
+    log_tail: list[str] = Field(default_factory=list)
+
+
+class RunEvent(BaseModel):
+    """One server-sent event of ``GET /api/v1/runs/{id}/events``."""
+
+    run_id: int
+    status: str
+    progress: float
+    jobs: list[JobDetail]
+
+
+class ChartLine(BaseModel):
+    label: str
+    values: list[float | None]
+
+
+class SuiteChart(BaseModel):
+    """Medians of one benchmark's metric: against a numeric parameter, or per combination."""
+
+    benchmark: str
+    metric: str
+    unit: str
+    better: str
+    x_param: str | None
+    x: list[float]
+    x_labels: list[str]
+    series: list[ChartLine]
+
+
+class RunCharts(BaseModel):
+    run_id: int
+    status: str
+    charts: list[SuiteChart]

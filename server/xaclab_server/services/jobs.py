@@ -1,15 +1,20 @@
-"""The job state machine: queue a run, claim, report progress, finish.
+"""The job state machine: queue a run, claim, heartbeat, report progress, finish, cancel.
 
 Every transition can be resent: a claim returns the agent's unfinished job
-again, and finishing a finished job with the same status changes nothing.
+again, finishing a finished job with the same status changes nothing, and a
+log chunk is stored once per sequence number.  Leases are enforced on the
+claim path (:func:`expire_leases`), so no separate sweeper process is needed:
+every agent's long poll sweeps.
 """
 
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from xaclab_server.models import Job, Machine, Run
+from xaclab_server.models import Job, JobLog, Machine, Run
 from xaclab_server.models.base import utcnow
 from xaclab_server.models.job import TERMINAL_STATES
 
@@ -35,8 +40,57 @@ def create_run(
     return run
 
 
-def claim_job(*, session: Session, machine_id: int) -> Job | None:
-    """The machine's unfinished claimed job if any (a lost reply is harmless), else a new one."""
+def expire_leases(*, session: Session, lease_seconds: float, max_attempts: int) -> list[int]:
+    """Requeue (or fail, after ``max_attempts`` claims) running jobs whose lease expired.
+
+    A job whose cancellation was requested is cancelled instead.  Each update
+    is guarded by the state it read, so concurrent sweepers agree.  Returns
+    the ids of the jobs that changed.
+    """
+    now = utcnow()
+    cutoff = now - timedelta(seconds=lease_seconds)
+    stale = session.scalars(
+        select(Job).where(Job.status == "running", Job.heartbeat_at < cutoff).order_by(Job.id)
+    ).all()
+    changed = []
+    for job in stale:
+        silent = f"no heartbeat for {lease_seconds:g} s (lease expired) on attempt {job.attempt}"
+        values: dict[str, Any]
+        if job.cancel_requested:
+            values = {"status": "cancelled", "finished_at": now, "message": f"cancelled; {silent}"}
+        elif job.attempt < max_attempts:
+            values = {"status": "queued", "claimed_at": None, "message": f"requeued: {silent}"}
+        else:
+            values = {"status": "failed", "finished_at": now, "message": f"failed: {silent}"}
+        done = session.execute(
+            update(Job)
+            .where(Job.id == job.id, Job.status == "running", Job.heartbeat_at == job.heartbeat_at)
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
+        if done.rowcount == 1:  # type: ignore[attr-defined]
+            changed.append(job.id)
+            session.flush()
+            refresh_run_status(session=session, run_id=job.run_id)
+    session.commit()
+    if changed:
+        session.expire_all()
+    return changed
+
+
+def claim_job(
+    *,
+    session: Session,
+    machine_id: int,
+    lease_seconds: float | None = None,
+    max_attempts: int = 2,
+) -> Job | None:
+    """The machine's unfinished claimed job if any (a lost reply is harmless), else a new one.
+
+    With ``lease_seconds``, expired leases (of every machine) are swept first.
+    """
+    if lease_seconds is not None:
+        expire_leases(session=session, lease_seconds=lease_seconds, max_attempts=max_attempts)
     running = session.scalar(
         select(Job)
         .where(Job.machine_id == machine_id, Job.status == "running")
@@ -72,7 +126,7 @@ def claim_queued_job(*, session: Session, machine_id: int) -> Job | None:
         taken = session.execute(
             update(Job)
             .where(Job.id == job_id, Job.status == "queued")
-            .values(status="running", claimed_at=now, heartbeat_at=now)
+            .values(status="running", claimed_at=now, heartbeat_at=now, attempt=Job.attempt + 1)
             .execution_options(synchronize_session=False)
         )
         if taken.rowcount == 1:  # type: ignore[attr-defined]
@@ -100,6 +154,50 @@ def record_progress(*, session: Session, job: Job, fraction: float, message: str
     job.heartbeat_at = utcnow()
     session.commit()
     return job
+
+
+def heartbeat(*, session: Session, job: Job) -> Job:
+    """Extend the lease of a running job; the caller replies with ``cancel_requested``."""
+    if job.status != "running":
+        raise JobConflict(f"Job {job.id} is {job.status}, not running.")
+    job.heartbeat_at = utcnow()
+    session.commit()
+    return job
+
+
+def cancel_job(*, session: Session, job: Job) -> Job:
+    """A queued job is cancelled at once; a running one when its agent has stopped it."""
+    if job.status == "cancelled" or (job.status == "running" and job.cancel_requested):
+        return job
+    if job.status in TERMINAL_STATES:
+        raise JobConflict(f"Job {job.id} already finished as {job.status}.")
+    job.cancel_requested = True
+    if job.status == "queued":
+        now = utcnow()
+        job.status = "cancelled"
+        job.message = "cancelled before it started"
+        job.finished_at = now
+        session.flush()
+        refresh_run_status(session=session, run_id=job.run_id)
+    session.commit()
+    return job
+
+
+def record_log(*, session: Session, job: Job, seq: int, stream: str, text: str) -> bool:
+    """Store a log chunk once per ``seq``; False when that chunk was already stored."""
+    if job.status == "queued":
+        raise JobConflict(f"Job {job.id} is queued; claim it before sending its log.")
+    exists = session.scalar(select(JobLog.id).where(JobLog.job_id == job.id, JobLog.seq == seq))
+    if exists is not None:
+        session.commit()
+        return False
+    session.add(JobLog(job_id=job.id, seq=seq, stream=stream, text=text))
+    try:
+        session.commit()
+    except IntegrityError:  # the same chunk raced in from a retry
+        session.rollback()
+        return False
+    return True
 
 
 def finish_job(*, session: Session, job: Job, status: str, message: str) -> Job:
@@ -130,6 +228,8 @@ def refresh_run_status(*, session: Session, run_id: int) -> None:
         status = "queued"
     elif states <= set(TERMINAL_STATES):
         status = "failed" if "failed" in states else "succeeded"
+        if "cancelled" in states and "failed" not in states:
+            status = "cancelled"
     else:
         status = "running"
     if status != run.status:

@@ -26,20 +26,34 @@ def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+class RegistrationRefused(ValueError):
+    """A registration without the registration token for a name an approved machine has."""
+
+
 def register_machine(
-    *, session: Session, name: str, fingerprint: dict[str, Any]
+    *, session: Session, name: str, fingerprint: dict[str, Any], trusted: bool = True
 ) -> tuple[Machine, str]:
     """Create or update the machine called ``name`` with a fresh token; return it and the token.
 
     The previous token of a re-registered machine stops working at once.
+    ``trusted`` registrations (with the registration token) are approved at
+    once; the others create a machine that waits for an admin's approval, and
+    may not take over a name an approved machine already has.
     """
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     now = utcnow()
     for _attempt in range(2):
         machine = session.scalar(select(Machine).where(Machine.name == name))
+        if machine is not None and machine.approved and not trusted:
+            raise RegistrationRefused(
+                f"A machine called {name!r} is already registered and approved; registering "
+                "it again needs the registration token (or an admin's token rotation)."
+            )
         if machine is None:
-            machine = Machine(name=name, created_at=now)
+            machine = Machine(name=name, created_at=now, approved=trusted)
             session.add(machine)
+        elif trusted:
+            machine.approved = True
         machine.fingerprint = fingerprint
         machine.fingerprint_hash = fingerprint_hash(fingerprint)
         machine.token_hash = hash_token(token)
@@ -66,3 +80,17 @@ def authenticate_agent(*, session: Session, token: str) -> Machine | None:
 
 def is_online(machine: Machine, *, now: datetime, window_seconds: int) -> bool:
     return now - machine.last_seen_at <= timedelta(seconds=window_seconds)
+
+
+def approve_machine(*, session: Session, machine: Machine) -> Machine:
+    machine.approved = True
+    session.commit()
+    return machine
+
+
+def rotate_agent_token(*, session: Session, machine: Machine) -> str:
+    """A fresh agent token for ``machine``; the old one stops working at once."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    machine.token_hash = hash_token(token)
+    session.commit()
+    return token

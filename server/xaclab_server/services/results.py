@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from xaclab_server.core.metrics import INGESTED_RESULTS, INGESTED_SAMPLES
 from xaclab_server.models import Job, Result, Upload
 from xaclab_server.services.jsonvalues import find_unstorable
 from xaclab_server.services.statistics import pack_samples, summarize
@@ -83,6 +84,8 @@ def store_upload(
         return _duplicate(existing, job)
     session.add_all(_result_row(upload=upload, job=job, result=r) for r in results)
     session.commit()
+    INGESTED_RESULTS.inc(len(results))
+    INGESTED_SAMPLES.inc(sum(len(r["samples"]) for r in results))
     return UploadOutcome(stored=len(results), duplicate=False)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 SUITE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 PARAM_TYPES = ("integer", "number", "boolean", "enum")
+TARGET_DIR = re.compile(r"^/[A-Za-z0-9._+/-]{0,4095}$")
 
 
 class SuiteError(ValueError):
@@ -123,6 +124,9 @@ def check_run_request(
             f"its profiles are: {', '.join(found.profiles)}."
         )
     for pname, value in params.items():
+        if pname in AGENT_FACTORS or pname == "target_dir":
+            check_agent_factor(pname, value)
+            continue
         decl = found.params.get(pname)
         if decl is None:
             declared = ", ".join(sorted(found.params)) or "none"
@@ -132,6 +136,39 @@ def check_run_request(
             )
         check_param(decl, value)
     return found
+
+
+# Factors every suite takes because the agent applies them itself (docs/suites.md).
+# The agent checks them again: target_dir against its own allow-list, pin_cpu
+# against the CPUs it may use.
+AGENT_FACTORS: dict[str, ParamDecl] = {
+    "write_cache": ParamDecl(
+        "write_cache",
+        "enum",
+        "",
+        "Disk write cache during the run.",
+        None,
+        None,
+        ("on", "off", "unchanged"),
+    ),
+    "pin_cpu": ParamDecl("pin_cpu", "integer", "", "Pin the program to this CPU.", 0, 4095),
+    "drop_caches": ParamDecl("drop_caches", "boolean", "", "Drop the page cache first."),
+    "timeout": ParamDecl(
+        "timeout", "number", "", "Stop the job after this many seconds.", 1, 604800
+    ),
+}
+
+
+def check_agent_factor(name: str, value: Any) -> None:
+    if name == "target_dir":
+        parts = value.split("/") if isinstance(value, str) else []
+        if not isinstance(value, str) or not TARGET_DIR.match(value) or ".." in parts:
+            raise ParamError(
+                f"Parameter 'target_dir' must be an absolute path of plain characters "
+                f"without '..', not {value!r}."
+            )
+        return
+    check_param(AGENT_FACTORS[name], value)
 
 
 def check_param(decl: ParamDecl, value: Any) -> None:

@@ -18,11 +18,14 @@ from xaclab_server.api.deps import (
     SessionFactoryDep,
     SettingsDep,
 )
+from xaclab_server.core.config import Settings
 from xaclab_server.models import Job
 from xaclab_server.schemas.agent import (
     ClaimOut,
     FinishIn,
     JobStateOut,
+    LogIn,
+    LogOut,
     ProgressIn,
     RegisterIn,
     RegisterOut,
@@ -31,7 +34,7 @@ from xaclab_server.schemas.agent import (
 )
 from xaclab_server.services import jobs, results
 from xaclab_server.services.jsonvalues import find_unstorable
-from xaclab_server.services.machines import register_machine
+from xaclab_server.services.machines import RegistrationRefused, register_machine
 
 router = APIRouter(prefix="/api/agent/v1", tags=["agent"])
 
@@ -40,10 +43,18 @@ MAX_CLAIM_WAIT = 60.0
 UNPROCESSABLE = 422  # named differently across Starlette versions
 
 
-@router.post("/register", status_code=status.HTTP_201_CREATED)
-def register(body: RegisterIn, session: SessionDep, settings: SettingsDep) -> RegisterOut:
+@router.post(
+    "/register",
+    status_code=status.HTTP_201_CREATED,
+    responses={202: {"model": RegisterOut, "description": "Registered; waits for approval."}},
+)
+def register(
+    body: RegisterIn, session: SessionDep, settings: SettingsDep, response: Response
+) -> RegisterOut:
+    """With the registration token: approved at once.  Without one: pending an admin's approval."""
+    trusted = bool(body.registration_token)
     expected = settings.registration_token.get_secret_value().encode("utf-8")
-    if not hmac.compare_digest(body.registration_token.encode("utf-8"), expected):
+    if trusted and not hmac.compare_digest((body.registration_token or "").encode(), expected):
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "The registration token is not valid.")
     size = len(json.dumps(body.fingerprint, separators=(",", ":")).encode("utf-8"))
     if size > MAX_FINGERPRINT_BYTES:
@@ -57,8 +68,15 @@ def register(body: RegisterIn, session: SessionDep, settings: SettingsDep) -> Re
             UNPROCESSABLE,
             f"The fingerprint has a non-finite number or a NUL character at {bad}.",
         )
-    machine, token = register_machine(session=session, name=body.name, fingerprint=body.fingerprint)
-    return RegisterOut(machine_id=machine.id, agent_token=token)
+    try:
+        machine, token = register_machine(
+            session=session, name=body.name, fingerprint=body.fingerprint, trusted=trusted
+        )
+    except RegistrationRefused as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    if not machine.approved:
+        response.status_code = status.HTTP_202_ACCEPTED
+    return RegisterOut(machine_id=machine.id, agent_token=token, approved=machine.approved)
 
 
 @router.post(
@@ -77,7 +95,7 @@ async def claim(
     with notifier.subscribe() as woken:
         while True:
             woken.clear()
-            job = await run_in_threadpool(_claim_once, factory, agent.id)
+            job = await run_in_threadpool(_claim_once, factory, agent.id, settings)
             if job is not None:
                 return Response(job.model_dump_json(), media_type="application/json")
             remaining = deadline - time.monotonic()
@@ -91,9 +109,16 @@ async def claim(
                 pass
 
 
-def _claim_once(factory: sessionmaker[Session], machine_id: int) -> ClaimOut | None:
+def _claim_once(
+    factory: sessionmaker[Session], machine_id: int, settings: Settings
+) -> ClaimOut | None:
     with factory() as session:
-        job = jobs.claim_job(session=session, machine_id=machine_id)
+        job = jobs.claim_job(
+            session=session,
+            machine_id=machine_id,
+            lease_seconds=settings.lease_seconds,
+            max_attempts=settings.lease_max_attempts,
+        )
         if job is None:
             return None
         return ClaimOut(
@@ -115,7 +140,38 @@ def _agent_job(session: SessionDep, agent: CurrentAgent, job_id: int) -> Job:
 
 
 def _state(job: Job) -> JobStateOut:
-    return JobStateOut(job_id=job.id, status=job.status, progress=job.progress, message=job.message)
+    return JobStateOut(
+        job_id=job.id,
+        status=job.status,
+        progress=job.progress,
+        message=job.message,
+        cancel=job.cancel_requested,
+    )
+
+
+@router.post("/jobs/{job_id}/heartbeat")
+def heartbeat(job_id: int, session: SessionDep, agent: CurrentAgent) -> JobStateOut:
+    job = _agent_job(session, agent, job_id)
+    try:
+        jobs.heartbeat(session=session, job=job)
+    except jobs.JobConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    return _state(job)
+
+
+@router.post("/jobs/{job_id}/logs")
+def logs(
+    job_id: int, body: LogIn, session: SessionDep, agent: CurrentAgent, response: Response
+) -> LogOut:
+    job = _agent_job(session, agent, job_id)
+    try:
+        stored = jobs.record_log(
+            session=session, job=job, seq=body.seq, stream=body.stream, text=body.text
+        )
+    except jobs.JobConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    response.status_code = status.HTTP_201_CREATED if stored else status.HTTP_200_OK
+    return LogOut(stored=stored)
 
 
 @router.post("/jobs/{job_id}/progress")

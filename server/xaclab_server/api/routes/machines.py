@@ -1,27 +1,58 @@
-"""User API: machines."""
+"""User API: machines, and the admin's actions on them (approve, rotate the agent token)."""
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException, status
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from xaclab_server.api.deps import SessionDep, SettingsDep
+from xaclab_server.api.deps import AdminUser, SessionDep, SettingsDep
+from xaclab_server.core.config import Settings
 from xaclab_server.models import Machine
 from xaclab_server.models.base import utcnow
+from xaclab_server.schemas.account import AgentTokenOut
 from xaclab_server.schemas.user import MachineOut
-from xaclab_server.services.machines import is_online
+from xaclab_server.services.machines import approve_machine, is_online, rotate_agent_token
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
 
 
+def machine_out(machine: Machine, settings: Settings) -> MachineOut:
+    return MachineOut(
+        id=machine.id,
+        name=machine.name,
+        fingerprint_hash=machine.fingerprint_hash,
+        last_seen_at=machine.last_seen_at,
+        online=is_online(machine, now=utcnow(), window_seconds=settings.machine_online_seconds),
+        approved=machine.approved,
+    )
+
+
+def get_machine(session: Session, machine_id: int) -> Machine:
+    machine = session.get(Machine, machine_id)
+    if machine is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Machine {machine_id} does not exist.")
+    return machine
+
+
 @router.get("/machines")
 def list_machines(session: SessionDep, settings: SettingsDep) -> list[MachineOut]:
-    now = utcnow()
     return [
-        MachineOut(
-            id=m.id,
-            name=m.name,
-            fingerprint_hash=m.fingerprint_hash,
-            last_seen_at=m.last_seen_at,
-            online=is_online(m, now=now, window_seconds=settings.machine_online_seconds),
-        )
-        for m in session.scalars(select(Machine).order_by(Machine.name))
+        machine_out(m, settings) for m in session.scalars(select(Machine).order_by(Machine.name))
     ]
+
+
+@router.post("/machines/{machine_id}/approve")
+def approve(
+    machine_id: int, session: SessionDep, settings: SettingsDep, _admin: AdminUser
+) -> MachineOut:
+    """Let a machine that registered without the registration token claim work."""
+    machine = approve_machine(session=session, machine=get_machine(session, machine_id))
+    return machine_out(machine, settings)
+
+
+@router.post("/machines/{machine_id}/rotate-token")
+def rotate_token(machine_id: int, session: SessionDep, _admin: AdminUser) -> AgentTokenOut:
+    """A fresh agent token (shown once); the old one stops working at once."""
+    machine = get_machine(session, machine_id)
+    return AgentTokenOut(
+        machine_id=machine.id, agent_token=rotate_agent_token(session=session, machine=machine)
+    )

@@ -1,37 +1,65 @@
-"""User API: runs and their results."""
+"""User API: runs, their results, charts and live events; the queue; re-run and cancel."""
 
-from fastapi import APIRouter, HTTPException, status
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, HTTPException, Request, status
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
-from xaclab_server.api.deps import NotifierDep, SessionDep, SuitesDep
-from xaclab_server.models import Machine, Result, Run
+from xaclab_server.api.deps import (
+    NotifierDep,
+    OperatorUser,
+    SessionDep,
+    SessionFactoryDep,
+    SettingsDep,
+    SuitesDep,
+)
+from xaclab_server.models import Job, Machine, Result, Run
+from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.schemas.user import (
+    JobDetail,
     JobOut,
     PageTouchChart,
     ResultOut,
+    RunCharts,
     RunCreated,
+    RunEvent,
     RunIn,
     RunOut,
 )
-from xaclab_server.services import jobs
+from xaclab_server.services import jobs, matrices, run_events
 from xaclab_server.services.charts import page_touch_chart
+from xaclab_server.services.generic_charts import suite_charts
 from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.suites import ParamError, Suite, check_run_request
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
 
+KEEPALIVE_SECONDS = 15.0
+QUEUE_LIMIT = 500
+
 
 @router.post("/runs", status_code=status.HTTP_201_CREATED)
 def create_run(
-    body: RunIn, session: SessionDep, suites: SuitesDep, notifier: NotifierDep
+    body: RunIn, session: SessionDep, suites: SuitesDep, notifier: NotifierDep, user: OperatorUser
 ) -> RunCreated:
-    run = queue_run(session=session, suites=suites, notifier=notifier, request=body)
+    run = queue_run(
+        session=session, suites=suites, notifier=notifier, request=body, user_id=user.id
+    )
     return RunCreated(run_id=run.id, job_ids=[job.id for job in run.jobs])
 
 
 def queue_run(
-    *, session: Session, suites: dict[str, Suite], notifier: JobNotifier, request: RunIn
+    *,
+    session: Session,
+    suites: dict[str, Suite],
+    notifier: JobNotifier,
+    request: RunIn,
+    user_id: int | None,
 ) -> Run:
     """Validate a run request against its suite, queue it and wake claims; 422 on a bad one."""
     machine = session.get(Machine, request.machine_id)
@@ -50,6 +78,8 @@ def queue_run(
         profile=request.profile,
         params=request.params,
     )
+    run.created_by_id = user_id
+    session.commit()
     notifier.notify()
     return run
 
@@ -61,9 +91,7 @@ def _get_run(session: Session, run_id: int) -> Run:
     return run
 
 
-@router.get("/runs/{run_id}")
-def read_run(session: SessionDep, run_id: int) -> RunOut:
-    run = _get_run(session, run_id)
+def run_out(run: Run) -> RunOut:
     return RunOut(
         id=run.id,
         status=run.status,
@@ -78,6 +106,11 @@ def read_run(session: SessionDep, run_id: int) -> RunOut:
             for j in run.jobs
         ],
     )
+
+
+@router.get("/runs/{run_id}")
+def read_run(session: SessionDep, run_id: int) -> RunOut:
+    return run_out(_get_run(session, run_id))
 
 
 def _run_results(session: Session, run_id: int) -> list[Result]:
@@ -113,3 +146,100 @@ def read_run_chart(session: SessionDep, run_id: int) -> PageTouchChart:
     """The run page's chart data: page_touch medians per n and the OS floor table."""
     run = _get_run(session, run_id)
     return page_touch_chart(run=run, results=_run_results(session, run_id))
+
+
+@router.get("/runs/{run_id}/charts")
+def read_run_charts(session: SessionDep, run_id: int) -> RunCharts:
+    """A chart per benchmark and metric (any suite): medians against a numeric parameter."""
+    run = _get_run(session, run_id)
+    rows = session.execute(
+        select(Result, Job.params)
+        .join(Job, Job.id == Result.job_id)
+        .where(Result.run_id == run_id)
+        .order_by(Result.id)
+    ).all()
+    merged = [(r, {**(jp or {}), **r.params}) for r, jp in rows]
+    return RunCharts(run_id=run.id, status=run.status, charts=suite_charts(merged))
+
+
+@router.post("/runs/{run_id}/cancel")
+def cancel_run(session: SessionDep, run_id: int, _user: OperatorUser) -> RunOut:
+    """Cancel every unfinished job: queued ones at once, running ones at their next heartbeat."""
+    run = _get_run(session, run_id)
+    for job in list(run.jobs):
+        if job.status not in TERMINAL_STATES:
+            jobs.cancel_job(session=session, job=job)
+    session.refresh(run)
+    return run_out(run)
+
+
+@router.post("/runs/{run_id}/rerun", status_code=status.HTTP_201_CREATED)
+def rerun(
+    session: SessionDep, run_id: int, notifier: NotifierDep, user: OperatorUser
+) -> RunCreated:
+    """Queue the same machine, suite, profile and jobs' params again, as a new run."""
+    copy = matrices.rerun(session=session, run=_get_run(session, run_id), user_id=user.id)
+    notifier.notify()
+    return RunCreated(run_id=copy.id, job_ids=[job.id for job in copy.jobs])
+
+
+@router.get("/queue")
+def read_queue(session: SessionDep) -> list[JobDetail]:
+    """Queued and running jobs, oldest first."""
+    queued = session.scalars(
+        select(Job).where(Job.status.in_(("queued", "running"))).order_by(Job.id).limit(QUEUE_LIMIT)
+    )
+    return [run_events.job_detail(session, j, with_log=False) for j in queued]
+
+
+def _snapshot(factory: sessionmaker[Session], run_id: int) -> RunEvent | None:
+    with factory() as session:
+        run = session.get(Run, run_id)
+        return None if run is None else run_events.snapshot(session=session, run=run)
+
+
+@router.get(
+    "/runs/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."}},
+)
+async def run_event_stream(
+    request: Request, run_id: int, factory: SessionFactoryDep, settings: SettingsDep
+) -> StreamingResponse:
+    """Server-sent events: ``run`` with a :class:`RunEvent` whenever it changes, ``end`` at the end.
+
+    The stream closes once the run has finished; a client that reconnects
+    gets the current snapshot first.  No database connection is held between
+    looks.
+    """
+    first = await run_in_threadpool(_snapshot, factory, run_id)
+    if first is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Run {run_id} does not exist.")
+
+    async def events() -> AsyncIterator[str]:
+        current: RunEvent | None = first
+        sent = ""
+        quiet = 0.0
+        while current is not None:
+            data = current.model_dump_json()
+            if data != sent:
+                sent = data
+                quiet = 0.0
+                yield f"event: run\ndata: {data}\n\n"
+            if current.status in TERMINAL_STATES:
+                yield f"event: end\ndata: {json.dumps({'status': current.status})}\n\n"
+                return
+            await asyncio.sleep(settings.events_poll_seconds)
+            quiet += settings.events_poll_seconds
+            if quiet >= KEEPALIVE_SECONDS:
+                quiet = 0.0
+                yield ": keep-alive\n\n"
+            if await request.is_disconnected():
+                return
+            current = await run_in_threadpool(_snapshot, factory, run_id)
+
+    return StreamingResponse(
+        events(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

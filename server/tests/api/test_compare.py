@@ -1,0 +1,115 @@
+"""Comparisons through the user API: runs, factors, systems under test, machines; exports."""
+
+import csv
+import io
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import REGISTRATION_TOKEN
+from tests.helpers import AGENT, claim, register, result_record, upload
+
+
+def _finish_run(client: TestClient, headers: dict[str, str], results: list[dict[str, Any]]) -> None:
+    job_id = claim(client, headers).json()["job_id"]
+    assert upload(client, headers, job_id, results).status_code == 201
+    client.post(f"{AGENT}/jobs/{job_id}/finish", json={"status": "succeeded"}, headers=headers)
+
+
+def _run(client: TestClient, machine_id: int, **factors: list[Any]) -> int:
+    body = {"machine_ids": [machine_id], "suites": ["page-touch"], "factors": factors}
+    run_id: int = client.post("/api/v1/matrices", json=body).json()["runs"][0]["run_id"]
+    return run_id
+
+
+def test_two_runs_with_a_real_and_no_difference(client: TestClient) -> None:
+    machine_id, headers = register(client)
+    a = _run(client, machine_id)
+    _finish_run(
+        client,
+        headers,
+        [
+            result_record(samples=[10.0 + i / 10 for i in range(30)]),
+            result_record(benchmark="flat", samples=[5.0 + (i % 7) / 10 for i in range(30)]),
+        ],
+    )
+    b = _run(client, machine_id)
+    _finish_run(
+        client,
+        headers,
+        [
+            result_record(samples=[8.0 + i / 10 for i in range(30)]),
+            result_record(benchmark="flat", samples=[5.0 + ((i + 3) % 7) / 10 for i in range(30)]),
+        ],
+    )
+    reply = client.get("/api/v1/compare", params={"kind": "runs", "a": a, "b": b})
+    assert reply.status_code == 200, reply.text
+    out = reply.json()
+    pairs = {p["benchmark"]: p for p in out["pairs"]}
+    faster = pairs["page_touch"]
+    assert faster["significant"] and faster["ratio"] < 1 and faster["ci_high"] < 1
+    assert "lower (better)" in faster["verdict"]
+    assert pairs["flat"]["verdict"] == "no significant difference"
+    assert out["resamples"] == 2000 and out["significant"] == 1
+    exported = client.get(
+        "/api/v1/compare", params={"kind": "runs", "a": a, "b": b, "format": "csv"}
+    )
+    assert exported.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(exported.text)))
+    assert {r["benchmark"] for r in rows} == {"page_touch", "flat"}
+    page = client.get("/compare", params={"kind": "runs", "a": a, "b": b})
+    assert page.status_code == 200 and "no significant difference" in page.text
+
+
+def test_factor_and_sut_comparisons_inside_one_run(client: TestClient) -> None:
+    machine_id, headers = register(client)
+    run_id = _run(client, machine_id, write_cache=["on", "off"])
+    for index in range(2):
+        slow = index == 0  # jobs follow the order of the values: write_cache=on first
+        job_id = claim(client, headers).json()["job_id"]
+        results = [
+            result_record(
+                sut=sut,
+                params={"n": 1, "cache_mib": 2} if sut == "bdb" else {"n": 1},
+                samples=[scale * (2 if slow else 1) * (1 + i / 1000) for i in range(12)],
+            )
+            for sut, scale in (("libxac", 10.0), ("bdb", 20.0))
+        ]
+        assert upload(client, headers, job_id, results).status_code == 201
+        client.post(f"{AGENT}/jobs/{job_id}/finish", json={"status": "succeeded"}, headers=headers)
+    factor = client.get(
+        "/api/v1/compare",
+        params={"kind": "factor", "factor": "write_cache", "a": "off", "b": "on", "run": run_id},
+    ).json()
+    assert len(factor["pairs"]) == 2
+    assert all(p["ratio"] == pytest.approx(2.0) and p["significant"] for p in factor["pairs"])
+    suts = client.get(
+        "/api/v1/compare", params={"kind": "sut", "a": "libxac", "b": "bdb", "run": run_id}
+    ).json()
+    assert len(suts["pairs"]) == 2
+    assert all(p["ratio"] == pytest.approx(2.0) for p in suts["pairs"])
+    assert "cache_mib" in suts["note"]
+
+
+def test_machines_must_have_the_same_hardware(client: TestClient) -> None:
+    ids = []
+    for name, model in (("lab-x", "EPYC 7302"), ("lab-y", "Xeon E5-2680")):
+        reply = client.post(
+            f"{AGENT}/register",
+            json={
+                "registration_token": REGISTRATION_TOKEN,
+                "name": name,
+                "fingerprint": {"cpu": {"model": model, "cores": 16}},
+            },
+        )
+        ids.append(reply.json()["machine_id"])
+    m1, m2 = ids
+    reply = client.get(
+        "/api/v1/compare", params={"kind": "machines", "a": m1, "b": m2, "suite": "page-touch"}
+    )
+    assert reply.status_code == 422
+    assert "not comparable" in reply.json()["detail"]
+    assert "cpu.model ('EPYC 7302' against 'Xeon E5-2680')" in reply.json()["detail"]
+    missing = client.get("/api/v1/compare", params={"kind": "runs", "a": 1, "b": 999999})
+    assert missing.status_code == 422

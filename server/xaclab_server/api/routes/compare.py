@@ -1,0 +1,211 @@
+"""User API: comparisons with bootstrap intervals and Mann–Whitney U tests; CSV and JSON."""
+
+import csv
+import io
+import json
+import math
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import Response
+from pydantic import BaseModel
+
+from xaclab_server.api.deps import SessionDep
+from xaclab_server.services import comparisons, significance
+from xaclab_server.services.comparisons import Comparison, ComparisonError
+
+router = APIRouter(prefix="/api/v1", tags=["user"])
+
+CSV_FIELDS = (
+    "suite",
+    "benchmark",
+    "sut",
+    "metric",
+    "unit",
+    "better",
+    "params",
+    "n_a",
+    "n_b",
+    "stat_a",
+    "stat_b",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "test",
+    "significant",
+    "verdict",
+)
+
+
+class PairOut(BaseModel):
+    suite: str
+    benchmark: str
+    sut: str
+    metric: str
+    unit: str
+    better: str
+    params: dict[str, Any]
+    n_a: int
+    n_b: int
+    stat_a: float
+    stat_b: float
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float
+    test: str
+    significant: bool
+    verdict: str
+
+
+class ComparisonOut(BaseModel):
+    kind: str
+    a: str
+    b: str
+    statistic: str
+    resamples: int
+    seed: int
+    alpha: float
+    note: str
+    only_a: int
+    only_b: int
+    significant: int
+    pairs: list[PairOut]
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def comparison_out(comparison: Comparison) -> ComparisonOut:
+    pairs = [
+        PairOut(
+            suite=p.suite,
+            benchmark=p.benchmark,
+            sut=p.sut,
+            metric=p.metric,
+            unit=p.unit,
+            better=p.better,
+            params=p.params,
+            n_a=p.n_a,
+            n_b=p.n_b,
+            stat_a=p.stat_a,
+            stat_b=p.stat_b,
+            ratio=_finite(p.ratio),
+            ci_low=_finite(p.ci_low),
+            ci_high=_finite(p.ci_high),
+            p_value=p.p_value,
+            test=p.test,
+            significant=p.significant,
+            verdict=p.verdict,
+        )
+        for p in comparison.pairs
+    ]
+    return ComparisonOut(
+        kind=comparison.kind,
+        a=comparison.a_label,
+        b=comparison.b_label,
+        statistic=comparison.statistic,
+        resamples=significance.RESAMPLES,
+        seed=significance.SEED,
+        alpha=significance.ALPHA,
+        note=comparison.note,
+        only_a=comparison.only_a,
+        only_b=comparison.only_b,
+        significant=sum(p.significant for p in pairs),
+        pairs=pairs,
+    )
+
+
+def run_comparison(
+    session: SessionDep,
+    *,
+    kind: str,
+    a: str,
+    b: str,
+    suite: str | None,
+    run: int | None,
+    matrix: int | None,
+    factor: str | None,
+    statistic: Literal["median", "mean"],
+) -> Comparison:
+    """The comparison a query asks for; ComparisonError with a sentence if it cannot be made."""
+    if kind in ("runs", "machines"):
+        try:
+            ids = int(a), int(b)
+        except ValueError:
+            raise ComparisonError(f"Comparing {kind} takes two ids as a and b.") from None
+        if kind == "runs":
+            return comparisons.compare_runs(
+                session=session, a=ids[0], b=ids[1], statistic=statistic
+            )
+        if not suite:
+            raise ComparisonError("Comparing machines needs a suite.")
+        return comparisons.compare_machines(
+            session=session, a=ids[0], b=ids[1], suite=suite, statistic=statistic
+        )
+    if kind == "sut":
+        return comparisons.compare_suts(
+            session=session, a=a, b=b, run_id=run, matrix_id=matrix, statistic=statistic
+        )
+    if not factor:
+        raise ComparisonError("Comparing a factor's values needs the factor's name.")
+    return comparisons.compare_factor(
+        session=session,
+        factor=factor,
+        a=a,
+        b=b,
+        run_id=run,
+        matrix_id=matrix,
+        statistic=statistic,
+    )
+
+
+@router.get(
+    "/compare",
+    responses={200: {"content": {"text/csv": {}}, "description": "JSON, or CSV with format=csv"}},
+)
+def compare(
+    session: SessionDep,
+    kind: Literal["runs", "machines", "sut", "factor"],
+    a: Annotated[str, Query(max_length=100)],
+    b: Annotated[str, Query(max_length=100)],
+    suite: Annotated[str | None, Query(max_length=100)] = None,
+    run: int | None = None,
+    matrix: int | None = None,
+    factor: Annotated[str | None, Query(max_length=100)] = None,
+    statistic: Literal["median", "mean"] = "median",
+    format: Literal["json", "csv"] = "json",
+) -> Response:
+    """B against A, pair by pair: ratio stat(B)/stat(A), 95% bootstrap interval, U-test p."""
+    try:
+        comparison = run_comparison(
+            session,
+            kind=kind,
+            a=a,
+            b=b,
+            suite=suite,
+            run=run,
+            matrix=matrix,
+            factor=factor,
+            statistic=statistic,
+        )
+    except ComparisonError as exc:
+        raise HTTPException(422, str(exc)) from exc
+    out = comparison_out(comparison)
+    if format == "json":
+        return Response(out.model_dump_json(), media_type="application/json")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_FIELDS)
+    for pair in out.pairs:
+        row = pair.model_dump()
+        row["params"] = json.dumps(row["params"], sort_keys=True)
+        writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
+    filename = f"xaclab-compare-{kind}.csv"
+    return Response(
+        buffer.getvalue(),
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )

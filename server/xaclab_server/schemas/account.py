@@ -1,0 +1,63 @@
+"""Bodies of the account calls of the user API: logins, users, API tokens."""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+Role = Literal["viewer", "operator", "admin"]
+
+
+class LoginIn(BaseModel):
+    username: Annotated[str, Field(min_length=1, max_length=64)]
+    password: Annotated[str, Field(min_length=1, max_length=1024)]
+
+
+class Me(BaseModel):
+    username: str | None
+    role: str | None
+    via: str
+    csrf_token: str | None = None
+
+
+class UserIn(BaseModel):
+    username: Annotated[str, Field(min_length=1, max_length=64)]
+    password: Annotated[str, Field(min_length=1, max_length=1024)]
+    role: Role = "viewer"
+
+
+class UserPatch(BaseModel):
+    role: Role | None = None
+    disabled: bool | None = None
+    password: Annotated[str | None, Field(min_length=1, max_length=1024)] = None
+
+
+class UserOut(BaseModel):
+    id: int
+    username: str
+    role: str
+    disabled: bool
+    created_at: datetime
+    last_login_at: datetime | None
+
+
+class TokenIn(BaseModel):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class TokenOut(BaseModel):
+    id: int
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class TokenCreated(TokenOut):
+    token: str  # shown once
+
+
+class AgentTokenOut(BaseModel):
+    machine_id: int
+    agent_token: str  # shown once

@@ -1,0 +1,53 @@
+"""Bodies of the run-matrix and schedule calls of the user API (docs/server.md)."""
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+FactorValues = Annotated[list[Any], Field(min_length=1, max_length=32)]
+
+
+class MatrixIn(BaseModel):
+    """suites × machines × profiles × every combination of the factors' values."""
+
+    machine_ids: Annotated[list[int], Field(min_length=1, max_length=200)]
+    suites: Annotated[list[str], Field(min_length=1, max_length=20)]
+    profiles: Annotated[list[str], Field(min_length=1, max_length=10)] = ["quick"]
+    params: dict[str, Any] = Field(default_factory=dict)
+    factors: Annotated[dict[str, FactorValues], Field(max_length=16)] = Field(default_factory=dict)
+
+
+class MatrixRun(BaseModel):
+    run_id: int
+    machine_id: int
+    suite: str
+    profile: str
+    job_ids: list[int]
+
+
+class MatrixCreated(BaseModel):
+    matrix_id: int
+    runs: list[MatrixRun]
+
+
+class ScheduleIn(BaseModel):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    cron: Annotated[str, Field(min_length=9, max_length=200)]
+    matrix: MatrixIn
+    enabled: bool = True
+
+
+class SchedulePatch(BaseModel):
+    enabled: bool | None = None
+    cron: Annotated[str | None, Field(min_length=9, max_length=200)] = None
+
+
+class ScheduleOut(BaseModel):
+    id: int
+    name: str
+    cron: str
+    matrix: dict[str, Any]
+    enabled: bool
+    next_run_at: datetime
+    last_run_at: datetime | None
