@@ -182,11 +182,12 @@ def second_run(
     return run_playbooks(provision)
 
 
-def get_json(url: str, body: dict[str, Any] | None = None) -> Any:
+def get_json(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(
-        url, data=data, headers={"Content-Type": "application/json"} if data else {}
-    )
+    headers = {"Content-Type": "application/json"} if data else {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, headers=headers)
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.load(response)
 
@@ -246,15 +247,29 @@ def test_prometheus_scrapes_every_lab_host(lab: Lab, second_run: subprocess.Comp
     assert any(job == "xaclab-server" for job, _, _ in targets)
 
 
-def test_page_touch_run_succeeds_on_both_lab_hosts(
-    provision: dict[str, Any], second_run: subprocess.CompletedProcess[str]
-) -> None:
+@pytest.fixture(scope="module")
+def admin_token(lab: Lab, second_run: subprocess.CompletedProcess[str]) -> str:
+    """An admin's API token, made the way an operator does on a new server host:
+    `xaclab-server create-admin` as the service user, with the service's settings."""
+    server = next(h for h in lab.hosts if h.name == SERVER)
+    password = secrets.token_urlsafe(18)
+    made = lab.ssh(
+        server,
+        "set -a && . /etc/xaclab/server.env && set +a && cd /var/lib/xaclab-server && "
+        f"XACLAB_ADMIN_PASSWORD={password} runuser -u xaclab -- "
+        "/opt/xaclab/server/bin/xaclab-server create-admin --username admin --api-token booted-test",
+    )
+    return made.stdout.strip().splitlines()[-1]
+
+
+def test_page_touch_run_succeeds_on_both_lab_hosts(provision: dict[str, Any], admin_token: str) -> None:
     url = provision["server_url"]
     machines = {m["name"]: m["id"] for m in get_json(f"{url}/api/v1/machines")}
     runs = {
         name: get_json(
             f"{url}/api/v1/runs",
             {"machine_id": machines[name], "suite": "page-touch", "profile": "quick", "params": {}},
+            token=admin_token,
         )["run_id"]
         for name in LABS
     }
