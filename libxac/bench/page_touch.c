@@ -16,6 +16,16 @@
  *                      one mprotect, as LIBXAC's does
  *   mprotect           one mprotect(PROT_READ) of one page
  * Issue B's targets compare page_touch at n = 1024 with sigsegv_mprotect.
+ *
+ * --durability nondurable | durable | both (default nondurable) chooses
+ * xInit's flag; durable runs also measure, as sut "os" benchmark
+ * "fdatasync" metric "time" (us), one append of a 128-byte record (the
+ * size of a one-page commit record) to a log file followed by fdatasync:
+ * the floor for a durable commit.  For each (advisory, durability, access)
+ * the program fits T(n) = c + a*n (reads) or c + b*n (writes) by least
+ * squares over every sample of the whole-transaction time T (us), weighted
+ * 1/n^2 (see emit_fit): results benchmark "fit", metrics "c", "a" or "b"
+ * (us) and "r2" (unit "1").
  */
 #include <errno.h>
 #include <signal.h>
@@ -24,7 +34,10 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include <math.h>
+
 #include "clock.h"
+#include "fit.h"
 #include "options.h"
 #include "result.h"
 #include "scratch.h"
@@ -174,8 +187,92 @@ static uint64_t touch(int *x, int n, int write, int advisory)
     return t0;
 }
 
+/* The floor of a durable commit: append a small record and fdatasync. */
+static void fsync_floor(const char *scratch, long reps)
+{
+    char path[4096], rec[128];
+    xb_result *r;
+    uint64_t t0;
+    off_t off = 0;
+    long k;
+    int fd;
+
+    xb_path(path, sizeof path, scratch, "floor.log");
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+        xb_die_errno(path);
+    memset(rec, 0x5a, sizeof rec);
+    r = xb_result_new("page-touch", "fdatasync", "os", "time", "us",
+                      XB_LOWER);
+    for (k = -1; k < reps; k++) {
+        t0 = xb_now_ns();
+        if (pwrite(fd, rec, sizeof rec, off) != (ssize_t)sizeof rec ||
+            fdatasync(fd) != 0)
+            xb_die_errno("fdatasync floor");
+        t0 = xb_now_ns() - t0;
+        off += (off_t)sizeof rec;
+        if (k >= 0)
+            xb_sample(r, (double)t0 / 1e3);
+    }
+    xb_param_int(r, "bytes", (long long)sizeof rec);
+    xb_result_emit(r);
+    close(fd);
+    unlink(path);
+}
+
+/* Fit T(n) = c + slope*n over the samples and emit c, slope, r2.  n runs
+ * 1 .. 1024 geometrically and the spread of T grows with n, so an
+ * unweighted fit of T on n would let the n = 1024 points decide c.  The
+ * fit is done as T/n = slope + c * (1/n), i.e. weighted least squares with
+ * weights 1/n^2 (equal relative errors), the per-page form the thesis
+ * plots; r2 is that fit's. */
+static void emit_fit(const double *n, const double *t, size_t k, int adv,
+                     int durable, int write)
+{
+    struct xb_fit f;
+    const char *names[3] = {"c", write ? "b" : "a", "r2"};
+    double v[3], *inv, *per;
+    size_t j;
+    int i, rc;
+
+    if (k < 3)
+        return;
+    inv = malloc(k * sizeof *inv);
+    per = malloc(k * sizeof *per);
+    if (inv == NULL || per == NULL)
+        xb_die_errno("malloc");
+    for (j = 0; j < k; j++) {
+        inv[j] = 1.0 / n[j];
+        per[j] = t[j] / n[j];
+    }
+    rc = xb_fit_line(inv, per, k, &f);
+    free(inv);
+    free(per);
+    if (rc != 0)
+        return;
+    v[0] = f.coef[1];
+    v[1] = f.coef[0];
+    v[2] = f.r2;
+    for (i = 0; i < 3; i++) {
+        xb_result *r;
+        if (!isfinite(v[i]))
+            continue;
+        r = xb_result_new("page-touch", "fit", "libxac", names[i],
+                          i == 2 ? "1" : "us",
+                          i == 2 ? XB_HIGHER : XB_LOWER);
+        xb_sample(r, v[i]);
+        xb_param_bool(r, "advisory", adv);
+        xb_param_str(r, "durability", durable ? "durable" : "nondurable");
+        xb_param_str(r, "access", write ? "write" : "read");
+        xb_result_emit(r);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    static const char *const durs[] = {"nondurable", "durable", "both",
+                                       NULL};
+    const char *dur = "nondurable";
     long long reps = -1, max_pages = 1024;
     int quick = 0;
     const char *dir = NULL, *scratch;
@@ -189,8 +286,12 @@ int main(int argc, char **argv)
          "largest n; n doubles from 1 up to it (default 1024)"},
         {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
          "where to make the scratch directory (default $TMPDIR)"},
+        {"durability", XB_OPT_CHOICE, &dur, 0, 0, durs,
+         "nondurable (default), durable, or both"},
         {0}};
-    int *x, nsteps = 0, step = 0, access, adv, fd, rc;
+    int *x, nsteps = 0, step = 0, access, adv, fd, rc, d, d0, d1;
+    double *fn, *ft;
+    size_t fk[2][2], cap;
     long long n, r;
     char *buf;
     size_t i;
@@ -223,7 +324,19 @@ int main(int argc, char **argv)
     floors(fd, (size_t)max_pages, (long)reps);
     close(fd);
 
-    rc = xInit(ctl, NONDURABLE);
+    d0 = strcmp(dur, "durable") == 0 ? 1 : 0;
+    d1 = strcmp(dur, "nondurable") == 0 ? 0 : 1;
+    if (d1 == 1)
+        fsync_floor(scratch, (long)reps);
+    for (n = 1; n <= max_pages; n *= 2)
+        nsteps += 4 * (d1 - d0 + 1);
+    cap = (size_t)(reps * 24);
+    fn = malloc(4 * cap * sizeof *fn);
+    ft = malloc(4 * cap * sizeof *ft);
+    if (fn == NULL || ft == NULL)
+        xb_die_errno("malloc");
+    for (d = d0; d <= d1; d++) {
+    rc = xInit(ctl, d ? DURABLE : NONDURABLE);
     if (rc != 0) {
         fprintf(stderr, "page_touch: xInit: %s\n", xStrerror(rc));
         return 1;
@@ -231,36 +344,51 @@ int main(int argc, char **argv)
     x = xMmap(data, (size_t)max_pages * psize);
     if (x == MAP_FAILED)
         xb_die_errno("xMmap");
-
-    for (n = 1; n <= max_pages; n *= 2)
-        nsteps += 4;
+    memset(fk, 0, sizeof fk);
     for (n = 1; n <= max_pages; n *= 2) {
         for (access = 0; access < 2; access++) {
             for (adv = 0; adv < 2; adv++) {
                 xb_result *res = xb_result_new("page-touch", "page_touch",
                                                "libxac", "time_per_page",
                                                "us", XB_LOWER);
+                size_t slot = (size_t)(access * 2 + adv);
                 xb_progress(0.05 + 0.95 * step / nsteps,
-                            "n=%lld %s advisory=%s", n,
+                            "%s n=%lld %s advisory=%s",
+                            d ? "durable" : "nondurable", n,
                             access ? "write" : "read", adv ? "on" : "off");
                 touch(x, (int)n, access, adv); /* warm-up */
-                for (r = 0; r < reps; r++)
-                    xb_sample(res, (double)touch(x, (int)n, access, adv) /
-                                       1e3 / (double)n);
+                for (r = 0; r < reps; r++) {
+                    double us = (double)touch(x, (int)n, access, adv) / 1e3;
+                    xb_sample(res, us / (double)n);
+                    if (fk[access][adv] < cap) {
+                        fn[slot * cap + fk[access][adv]] = (double)n;
+                        ft[slot * cap + fk[access][adv]] = us;
+                        fk[access][adv]++;
+                    }
+                }
                 xb_param_int(res, "n", n);
                 xb_param_str(res, "access", access ? "write" : "read");
                 xb_param_bool(res, "advisory", adv);
-                xb_param_str(res, "durability", "nondurable");
+                xb_param_str(res, "durability",
+                             d ? "durable" : "nondurable");
                 xb_result_emit(res);
                 step++;
             }
         }
     }
+    for (access = 0; access < 2; access++)
+        for (adv = 0; adv < 2; adv++)
+            emit_fit(fn + (size_t)(access * 2 + adv) * cap,
+                     ft + (size_t)(access * 2 + adv) * cap,
+                     fk[access][adv], adv, d, access);
     rc = xShutdown();
     if (rc != 0) {
         fprintf(stderr, "page_touch: xShutdown: %s\n", xStrerror(rc));
         return 1;
     }
+    }
+    free(fn);
+    free(ft);
     xb_progress(1.0, "done");
     return 0;
 }

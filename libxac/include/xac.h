@@ -38,8 +38,9 @@
  * and never block writers, selectable conflict policies (xSetPolicy()),
  * recovery from processes that die (even by SIGKILL) inside a
  * transaction, and transactions touching more pages than
- * vm.max_map_count.  DURABLE, xRecover() and xArchive() return
- * XAC_ENOTSUP.  docs/libxac.md describes the design and the file formats;
+ * vm.max_map_count.  DURABLE (issue C): a redo log of byte-range diffs
+ * with CRC32C, group commit, checkpoints, archiving, recovery at xInit()
+ * and xMmap(); docs/libxac-durability.md.  docs/libxac.md describes the design and the file formats;
  * docs/libxac-serializability.md argues that the schedules are
  * serializable.
  *
@@ -108,6 +109,14 @@
  *   ordinary file again.
  * - NONDURABLE means what it says: a crash (of the process or the machine)
  *   during a commit may leave part of that commit in the file.
+ * - DURABLE: xend() returns COMMITTED once the transaction's redo record
+ *   is on stable storage ("<dir>/xac.log.*"; the data file is brought up
+ *   to date by checkpoints and by recovery, which runs by itself).  All
+ *   processes on one control directory must use the same flag (xMmap
+ *   fails with EBUSY otherwise).  XAC_EIO from xend() means the log could
+ *   not be written or synced: the transaction may or may not survive a
+ *   crash, and no transaction commits until every process has called
+ *   xShutdown() and the file is mapped again (recovery).
  *
  * @section errors Return values
  *
@@ -146,7 +155,8 @@ extern "C" {
 enum {
     NONDURABLE = 1, /**< transactions survive neither crashes nor xShutdown
                      *   without it; commits go to the page cache */
-    DURABLE = 2     /**< commits are forced to a log (not yet supported) */
+    DURABLE = 2     /**< commits are forced to a redo log before xend()
+                     *   returns COMMITTED; see xSetSyncMethod() */
 };
 
 /** Transaction status values returned by xend(), xValidate() and
@@ -188,7 +198,15 @@ enum {
                                  *   segment's pages + 4096 versions are
                                  *   still needed by running transactions);
                                  *   the transaction was aborted */
-#define XAC_ELAST      XAC_EFULL
+#define XAC_EIO        (-30713) /**< DURABLE: a write or sync of the log
+                                 *   failed.  The transaction is not
+                                 *   durable (it may or may not survive a
+                                 *   crash) and the log is in the failed
+                                 *   state: every later commit, by any
+                                 *   process on the control directory, gets
+                                 *   XAC_EIO until all of them xShutdown()
+                                 *   and the next xMmap() recovers */
+#define XAC_ELAST      XAC_EIO
 /** @} */
 
 /** Initialize LIBXAC.
@@ -197,7 +215,9 @@ enum {
  *     files).  It is created (mode 0777 & ~umask) if it does not exist.
  * @param flags NONDURABLE or DURABLE.
  * @return 0; XAC_EINIT if already initialized; XAC_EINVAL if path is NULL
- *     or flags is neither NONDURABLE nor DURABLE; XAC_ENOTSUP for DURABLE;
+ *     or flags is neither NONDURABLE nor DURABLE, or XAC_SYNC or
+ *     XAC_LOG_LIMIT is malformed (DURABLE); an errno value if recovery
+ *     (DURABLE, see xRecover()) failed;
  *     XAC_EBADCTL if an existing control file is not one this version
  *     understands; XAC_EBUSY if 4096 live processes have the control
  *     directory open; an errno value if the directory or control file
@@ -250,7 +270,8 @@ int xMunmap(const char *name);
  * transaction, which is subsumed by the outermost one.
  *
  * @return 0; XAC_ENOTINIT; XAC_ENOTMAPPED if no segment is mapped;
- *     XAC_EQUERY inside a read-only transaction.
+ *     XAC_EQUERY inside a read-only transaction; XAC_EIO (DURABLE) while
+ *     the log is in the failed state.
  */
 int xbegin(void);
 
@@ -260,9 +281,13 @@ int xbegin(void);
  *     one PENDING, or FAILED if the outermost transaction will abort;
  *     XAC_ENOTXN without a matching xbegin(); XAC_EQUERY if the innermost
  *     transaction was begun by xbeginQuery(); XAC_EFULL if the version
- *     pool is full (the transaction aborted); an errno value if writing the
- *     committed pages failed (the transaction is over; if it was writing
- *     into the file in place, the file may hold part of it).
+ *     pool is full (the transaction aborted); XAC_EIO (DURABLE) if the log
+ *     write or sync failed or the log was already failed (the transaction
+ *     is over and is not durable; it may or may not be found after a
+ *     crash); an errno value if writing the committed pages failed (the
+ *     transaction is over; if it was writing into the file in place, the
+ *     file may hold part of it).  DURABLE: COMMITTED is returned only once
+ *     the transaction's log record is on stable storage.
  *     After ABORTED caused by a conflict, xend() first sleeps a random
  *     time if backoff is on (xSetPolicy()).
  */
@@ -350,20 +375,74 @@ enum {
  */
 int xSetPolicy(int policy, unsigned backoff_us);
 
-/** Restore the file to a consistent state after a crash (DURABLE only).
- * @return XAC_ENOTSUP in this version. */
+/** Sync methods for DURABLE commits (xSetSyncMethod()). */
+enum {
+    XAC_SYNC_FDATASYNC = 0, /**< fdatasync(2) the log (default) */
+    XAC_SYNC_FSYNC = 1,     /**< fsync(2) the log */
+    XAC_SYNC_DSYNC = 2      /**< open the log O_DSYNC: every record write
+                             *   is synchronous (no group commit) */
+};
+
+/** Choose how this process makes the log stable.  The default comes from
+ * the environment at xInit(): XAC_SYNC=fdatasync | fsync | dsync (xInit
+ * returns XAC_EINVAL for another value).  XAC_LOG_LIMIT=bytes sets the size
+ * at which a log file is closed and the next one started (default 64 MiB).
+ * XAC_COMMIT_DELAY_US=us (default 200, 0 = off) bounds how long a
+ * group-commit leader waits for other processes' running transactions to
+ * reach the log before it syncs (never when it is alone).
+ * @return 0; XAC_ENOTINIT; XAC_EINVAL; XAC_EINTXN. */
+int xSetSyncMethod(int method);
+
+/** Restore the data file @p name to a consistent state after a crash
+ * (DURABLE only): replay every log record after the newest checkpoint into
+ * it, sync it and write a checkpoint.  Idempotent: a crash during recovery
+ * is recovered by running it again.  Recovery also runs by itself in
+ * xInit(DURABLE) (for the file the checkpoint names, when no other process
+ * uses the directory) and in the first xMmap() of a file.
+ * @return 0; XAC_ENOTINIT; XAC_EINVAL (NONDURABLE, NULL name);
+ *     XAC_EMAPPED if a segment is mapped (by any process); an errno
+ *     value. */
 int xRecover(const char *name);
 
 /** Copy committed versions from the version pool back into the file, as
  * far as running transactions allow (the garbage collection of thesis
- * section 3.2 runs anyway at every commit).
- * @return 0; XAC_ENOTINIT; XAC_EINTXN inside a transaction; an errno
- *     value if copying failed. */
+ * section 3.2 runs anyway at every commit).  DURABLE: only versions whose
+ * log records are stable are copied; then the file is synced and a
+ * checkpoint is recorded in "<dir>/xac.ckpt", after which log files before
+ * it can be archived.
+ * @return 0; XAC_ENOTINIT; XAC_EINTXN inside a transaction; XAC_EIO if
+ *     the log is failed; an errno value if copying or syncing failed. */
 int xCheckpoint(void);
 
-/** Report which log files are no longer needed (DURABLE only).
- * @return XAC_ENOTSUP in this version. */
-int xArchive(void);
+/** Flag for xArchive(): also delete the files listed. */
+#define XAC_ARCHIVE_REMOVE 1
+
+/** List the log files that the newest checkpoint made unnecessary (DURABLE
+ * only), like Berkeley DB's log_archive.
+ * @param names if not NULL, receives a NULL-terminated array of path names
+ *     in one malloc() block: free(*names) frees everything.
+ * @param flags 0 or XAC_ARCHIVE_REMOVE (unlink the files listed).
+ * @return 0; XAC_ENOTINIT; XAC_EINVAL (NONDURABLE, unknown flag); an errno
+ *     value. */
+int xArchive(char ***names, int flags);
+
+/** Counters for benchmarks (xStats()).  log_* are totals over every
+ * process that used the control directory since its control file was
+ * created. */
+struct xac_stats {
+    unsigned long long commits;        /**< by this process */
+    unsigned long long log_bytes_mine; /**< log bytes this process wrote */
+    unsigned long long log_bytes;      /**< log record bytes written */
+    unsigned long long log_records;    /**< log records written */
+    unsigned long long log_syncs;      /**< group-commit syncs */
+    unsigned long long log_payload;    /**< changed bytes in the records */
+    unsigned long long recoveries;     /**< recoveries run */
+    int failed;                        /**< the log is in the failed state */
+    int sync_method;                   /**< XAC_SYNC_* of this process */
+};
+
+/** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */
+int xStats(struct xac_stats *st);
 
 /** Describe a value returned by any LIBXAC function: 0, a status value, an
  * XAC_E* code or an errno value.  Never returns NULL; the string is static

@@ -44,6 +44,12 @@ void xctl_lock(struct xctl *cx)
         rc = pthread_mutex_consistent(&cx->cx_hdr->ch_lock);
         cx->cx_hdr->ch_repair = 1;
         __atomic_store_n(&cx->cx_hdr->ch_direct, 0, __ATOMIC_SEQ_CST);
+        /* DURABLE: the owner logged a commit it did not publish.  The
+         * record may reach the disk, so the shared state no longer
+         * matches the log: fail until recovery. */
+        if (cx->cx_hdr->ch_log_ready &&
+            cx->cx_hdr->ch_log_tail_stamp > cx->cx_hdr->ch_commits)
+            __atomic_store_n(&cx->cx_hdr->ch_log_failed, 1, __ATOMIC_SEQ_CST);
     }
     AZ(rc);
 }

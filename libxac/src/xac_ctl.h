@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #define XCTL_MAGIC 0x4C434158u /* "XACL" in a little-endian dump */
-#define XCTL_FORMAT 2u
+#define XCTL_FORMAT 3u
 #define XCTL_NAME "xac.ctl"
 #define XCTL_SLOTS 4096u       /* process slots in a new file */
 #define XCTL_SLOTS_MIN XCTL_SLOTS
@@ -42,6 +42,31 @@ struct xctl_hdr {
     uint32_t ch_repair;      /* a lock owner died: repair version state */
     uint32_t ch_pad;
     pthread_mutex_t ch_lock; /* robust, process-shared */
+    /* The durable log (xac_log.c); format 3.  Meaningful while
+     * ch_log_ready is 1 (set by recovery, cleared when the last process
+     * unmaps).  tail/prev/tail_stamp change under ch_lock; synced and
+     * dstamp only grow, by the sync leader. */
+    uint32_t ch_log_ready;   /* the fields below describe the log */
+    uint32_t ch_log_failed;  /* a log write or sync failed: no more
+                              * commits until recovery */
+    uint64_t ch_log_tail;    /* LSN of the next record: file << 32 | off */
+    uint64_t ch_log_prev;    /* LSN of the newest record */
+    uint64_t ch_log_tail_stamp; /* commit stamp of the newest record */
+    uint64_t ch_log_synced;  /* records below this LSN are stable */
+    uint64_t ch_log_dstamp;  /* commits up to this stamp are stable */
+    uint32_t ch_log_leader;  /* pid of the process syncing, 0 none */
+    uint32_t ch_log_seq;     /* futex word: bumped after every sync */
+    uint64_t ch_log_bytes;   /* statistics since the control file was */
+    uint64_t ch_log_records; /* created */
+    uint64_t ch_log_syncs;
+    uint64_t ch_log_payload; /* bytes of changed data in the records */
+    uint64_t ch_log_recovered; /* recoveries run */
+    uint64_t ch_ckpt_seq;    /* sequence of the newest checkpoint */
+    uint32_t ch_log_mapped_since; /* recovery must run before the next
+                                   * first mapper: 0 after recovery */
+    uint32_t ch_log_nwait;   /* committers waiting for the log (group
+                              * commit's gathering; may overcount if one
+                              * died) */
 };
 
 enum xctl_slot_state { XS_FREE = 0, XS_LIVE = 1 };

@@ -15,7 +15,8 @@
 #endif
 
 struct xac_env xac_env = {
-    .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_tsorted = 1};
+    .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_logfd = -1,
+    .xe_tsorted = 1};
 
 /* A child of fork() inherited its parent's state: the slot, the writer
  * words and the transaction are the parent's.  Drop the child's copies
@@ -41,11 +42,14 @@ static void forget_parent(struct xac_env *e)
         xos.close(e->xe_poolfd);
     if (e->xe_ctl.cx_fd >= 0)
         xos.close(e->xe_ctl.cx_fd);
+    if (e->xe_logfd >= 0 && e->xe_durable)
+        xos.close(e->xe_logfd);
+    free(e->xe_logbuf);
     free(e->xe_name);
     free(e->xe_dir);
     free(e->xe_buf);
     memset(e, 0, sizeof *e);
-    e->xe_fd = e->xe_segfd = e->xe_poolfd = -1;
+    e->xe_fd = e->xe_segfd = e->xe_poolfd = e->xe_logfd = -1;
     e->xe_ctl.cx_fd = -1;
     e->xe_tsorted = 1;
 }
@@ -62,8 +66,6 @@ int xInit(const char *path, int flags)
         return XAC_EINIT;
     if (path == NULL || (flags != NONDURABLE && flags != DURABLE))
         return XAC_EINVAL;
-    if (flags == DURABLE)
-        return XAC_ENOTSUP;
     ps = xos.pagesize();
     XASSERT(ps > 0 && (ps & (ps - 1)) == 0);
     e->xe_psize = (size_t)ps;
@@ -85,6 +87,19 @@ int xInit(const char *path, int flags)
         return rc;
     }
     xmv_env_policy(e);
+    if (flags == DURABLE) {
+        rc = xlog_init(e);
+        if (rc == 0)
+            rc = xlog_recover_at_init(e);
+        if (rc != 0) {
+            xlog_close(e);
+            xac_fault_uninstall();
+            xctl_close(&e->xe_ctl);
+            free(e->xe_dir);
+            e->xe_dir = NULL;
+            return rc;
+        }
+    }
     e->xe_pid = xos.getpid();
     e->xe_rand = (uint64_t)xos.getpid() * 0x9E3779B97F4A7C15ULL;
     e->xe_flags = flags;
@@ -127,6 +142,7 @@ int xShutdown(void)
         return XAC_EINTXN;
     if (e->xe_base != NULL)
         rc = seg_unmap(e);
+    xlog_close(e);
     xac_fault_uninstall();
     xctl_close(&e->xe_ctl);
     free(e->xe_dir);
@@ -245,16 +261,6 @@ int xCheckpoint(void)
     return xmv_checkpoint(&xac_env);
 }
 
-int xRecover(const char *name)
-{
-    (void)name;
-    return XAC_ENOTSUP;
-}
-
-int xArchive(void)
-{
-    return XAC_ENOTSUP;
-}
 
 const char *xVersion(void)
 {

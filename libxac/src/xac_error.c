@@ -29,6 +29,9 @@ static const char *const xac_errstr[] = {
         "XAC_EBUSY: every process slot of the control file is taken",
     [XAC_ENOTINIT - XAC_EFULL] =
         "XAC_EFULL: the version pool is full; the transaction aborted",
+    [XAC_ENOTINIT - XAC_EIO] =
+        "XAC_EIO: a log write or sync failed; the transaction is not "
+        "durable and no commit is until recovery (xShutdown, xInit)",
 };
 
 const char *xStrerror(int code)

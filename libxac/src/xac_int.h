@@ -90,6 +90,18 @@ struct xac_env {
     int xe_failed;            /* the transaction will abort */
     unsigned long xe_escalations; /* coarse grants after ENOMEM (stats) */
     unsigned long xe_faults;  /* SIGSEGVs that granted access (stats) */
+
+    /* The durable log (xac_log.c), DURABLE only. */
+    int xe_durable;           /* xInit(DURABLE) */
+    int xe_sync_method;       /* XAC_SYNC_* */
+    int xe_logfd;             /* log file number xe_logno, or -1 */
+    uint32_t xe_logno;
+    uint64_t xe_log_limit;    /* rotate a log file beyond this size */
+    unsigned xe_commit_delay_us; /* leader waits up to this for others */
+    char *xe_logbuf;          /* the record being built */
+    size_t xe_loglen, xe_logcap;
+    uint64_t xe_logend;       /* LSN just past our newest record */
+    unsigned long xe_mybytes; /* log bytes this process wrote (stats) */
 };
 
 extern struct xac_env xac_env;
@@ -138,5 +150,38 @@ int xmv_stale(struct xac_env *e);
 int xmv_checkpoint(struct xac_env *e);
 /* Read XAC_POLICY and XAC_BACKOFF_US. */
 void xmv_env_policy(struct xac_env *e);
+/* The limit for writing versions into the data file: in DURABLE mode only
+ * versions whose log records are stable may go there (the WAL rule). */
+uint64_t xmv_wb_limit(struct xac_env *e, uint64_t m);
+
+/* xac_log.c (DURABLE) */
+/* Read XAC_SYNC and XAC_LOG_LIMIT.  0 or XAC_EINVAL. */
+int xlog_init(struct xac_env *e);
+void xlog_close(struct xac_env *e);
+/* Recover the data file datafd (named path) from the log, as the first
+ * process to map it: replay every record after the checkpoint, sync the
+ * data file, start the log afresh and write a checkpoint.  Call with the
+ * control file flock held.  0 or an errno value. */
+int xlog_recover(struct xac_env *e, int datafd, const char *path);
+/* At xInit(DURABLE): recover the file the checkpoint names if no other
+ * process uses the directory.  0 or errno. */
+int xlog_recover_at_init(struct xac_env *e);
+/* Build the redo record of the writeset (before ch_lock).  0 or errno. */
+int xlog_prepare(struct xac_env *e);
+/* Append the prepared record with commit stamp c (under ch_lock); sets
+ * e->xe_logend.  0, or an errno value after which the log is failed. */
+int xlog_append(struct xac_env *e, uint64_t c);
+/* Wait until the log is stable up to LSN end (group commit; not under
+ * ch_lock).  0 or XAC_EIO. */
+int xlog_wait(struct xac_env *e, uint64_t end);
+/* Put the log in the failed state (fsyncgate): no commit is durable any
+ * more until recovery. */
+void xlog_fail(struct xac_env *e);
+int xlog_failed(struct xac_env *e);
+/* Make the log stable up to its tail. */
+int xlog_sync_all(struct xac_env *e);
+/* Record a checkpoint: the data file holds every commit up to stamp s and
+ * has been synced.  0 or errno (then the log is failed). */
+int xlog_write_checkpoint(struct xac_env *e, uint64_t s);
 
 #endif

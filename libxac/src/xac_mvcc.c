@@ -349,6 +349,16 @@ static void limbo_reclaim(struct xac_env *e, uint64_t minid)
     }
 }
 
+uint64_t xmv_wb_limit(struct xac_env *e, uint64_t m)
+{
+    uint64_t d;
+
+    if (!e->xe_durable)
+        return m;
+    d = LD(&ch(e)->ch_log_dstamp);
+    return d < m ? d : m;
+}
+
 /* Collect up to budget pages of the ring (all if budget is 0).  Call with
  * ch_lock held. */
 static int gc(struct xac_env *e, uint64_t budget)
@@ -359,6 +369,7 @@ static int gc(struct xac_env *e, uint64_t budget)
     int rc = 0;
 
     oldest(e, &m, &minid);
+    m = xmv_wb_limit(e, m);
     n = h->sh_ring_tail - h->sh_ring_head;
     if (budget == 0 || budget > n)
         budget = n;
@@ -406,7 +417,7 @@ static int path_in(char *buf, size_t n, const char *dir, const char *name)
 static int flush_all(struct xac_env *e, int datafd)
 {
     struct xseg_hdr *h = e->xe_seg;
-    uint64_t clock = LD(&ch(e)->ch_commits);
+    uint64_t clock = xmv_wb_limit(e, LD(&ch(e)->ch_commits));
     uint32_t f, n = h->sh_nframes;
     int rc = 0, r;
 
@@ -580,7 +591,12 @@ int xmv_attach(struct xac_env *e)
             others++;
     mv_unlock(e);
     if (others > 0) {
-        /* Join: same file, same length. */
+        /* Join: same file, same length, same durability. */
+        if (e->xe_durable != (LD(&ch(e)->ch_log_ready) &&
+                              LD(&ch(e)->ch_log_mapped_since))) {
+            rc = EBUSY;
+            goto fail_unlock;
+        }
         if (!seg_valid(e, &sst)) {
             rc = XAC_EBADCTL;
             goto fail_unlock;
@@ -594,9 +610,21 @@ int xmv_attach(struct xac_env *e)
             rc = EBUSY;
             goto fail_unlock;
         }
+    } else if (e->xe_durable) {
+        /* The log, not the pool, is the truth: replay it (unless recovery
+         * ran since the last process had the file mapped). */
+        if (!LD(&ch(e)->ch_log_ready) || LD(&ch(e)->ch_log_mapped_since)) {
+            rc = xlog_recover(e, e->xe_fd, e->xe_name);
+            if (rc != 0)
+                goto fail_unlock;
+        }
+        ST(&ch(e)->ch_log_mapped_since, 1);
     } else {
         if (seg_valid(e, &sst))
             recover_old(e, &sst, &dst);
+        ST(&ch(e)->ch_log_ready, 0);
+    }
+    if (others == 0) {
         rc = seg_create(e, &dst, e->xe_name);
         if (rc != 0)
             goto fail_unlock;
@@ -630,9 +658,14 @@ int xmv_detach(struct xac_env *e)
     uint32_t i, hwm;
     int rc = 0, others = 0;
 
+    uint64_t lim = 0;
+    int failed;
+
     if (e->xe_seg == NULL)
         return 0;
     xos.flock(cx->cx_fd, LOCK_EX);
+    if (e->xe_durable)
+        xlog_sync_all(e); /* a failure shows as the failed state */
     mv_lock(e);
     xctl_reap(cx);
     hwm = ch(e)->ch_slot_hwm;
@@ -640,12 +673,25 @@ int xmv_detach(struct xac_env *e)
         if (i != cx->cx_slot && s[i].cs_state == XS_LIVE && s[i].cs_mapped)
             others++;
     ST(&s[cx->cx_slot].cs_mapped, 0);
-    if (others == 0) {
+    failed = xlog_failed(e);
+    if (others == 0 && !failed) {
+        lim = xmv_wb_limit(e, LD(&ch(e)->ch_commits));
         rc = flush_all(e, e->xe_fd);
-        if (rc == 0)
+        if (rc == 0 && !e->xe_durable)
             e->xe_seg->sh_clean = 1;
     }
     mv_unlock(e);
+    if (e->xe_durable && others == 0 && !failed && rc == 0) {
+        /* A checkpoint: the data file holds every commit up to lim. */
+        if (xos.fdatasync(e->xe_fd) != 0) {
+            rc = errno;
+            xlog_fail(e);
+        } else {
+            rc = xlog_write_checkpoint(e, lim);
+        }
+    } else if (e->xe_durable && failed) {
+        rc = XAC_EIO;
+    }
     xos.flock(cx->cx_fd, LOCK_UN);
     seg_unmap(e);
     return rc;
@@ -655,12 +701,31 @@ int xmv_checkpoint(struct xac_env *e)
 {
     int rc;
 
+    uint64_t m, minid;
+
     if (e->xe_seg == NULL)
         return 0;
+    if (e->xe_durable) {
+        if (xlog_failed(e))
+            return XAC_EIO;
+        rc = xlog_sync_all(e);
+        if (rc != 0)
+            return rc;
+    }
     mv_lock(e);
+    oldest(e, &m, &minid);
+    m = xmv_wb_limit(e, m);
     rc = gc(e, 0);
     mv_unlock(e);
-    return rc;
+    if (!e->xe_durable)
+        return rc;
+    if (rc != 0 || xos.fdatasync(e->xe_fd) != 0) {
+        /* Never trust a later sync of pages whose write-back failed. */
+        rc = rc != 0 ? rc : errno;
+        xlog_fail(e);
+        return rc;
+    }
+    return xlog_write_checkpoint(e, m);
 }
 
 /* ---- transactions ---------------------------------------------------- */
@@ -877,6 +942,10 @@ static int commit_pool(struct xac_env *e, uint64_t c, size_t nw)
         rc = XAC_EFULL;
         goto undo;
     }
+    if (e->xe_durable && xlog_append(e, c) != 0) {
+        rc = XAC_EIO;
+        goto undo;
+    }
     ST(&ch(e)->ch_inprog, c);
     for (i = 0, k = 0; i < n && rc == 0; i++) {
         if (!written(e, t[i]))
@@ -889,6 +958,10 @@ static int commit_pool(struct xac_env *e, uint64_t c, size_t nw)
                         e->xe_psize, (off_t)f << e->xe_pshift);
     }
     if (rc != 0) {
+        if (e->xe_durable) {
+            xlog_fail(e); /* logged but never published */
+            rc = XAC_EIO;
+        }
         k = nw;
         goto undo;
     }
@@ -914,6 +987,53 @@ undo:
     return rc;
 }
 
+/* DURABLE: always through the pool (the data file only gets versions
+ * whose records are stable), the record appended under ch_lock, then the
+ * group-commit wait outside it. */
+static int commit_durable(struct xac_env *e, size_t nw)
+{
+    struct xctl_hdr *h = ch(e);
+    uint64_t c;
+    int rc;
+
+    rc = xlog_prepare(e);
+    if (rc != 0)
+        return rc;
+    mv_lock(e);
+    if (LD(&h->ch_log_failed)) {
+        mv_unlock(e);
+        return XAC_EIO;
+    }
+    if (xmv_doomed(e) || xmv_stale(e)) {
+        mv_unlock(e);
+        e->xe_conflict = 1;
+        return ABORTED;
+    }
+    c = h->ch_commits + 1;
+    rc = commit_pool(e, c, nw);
+    if (rc == 0) {
+        ST(&h->ch_commits, c);
+        ST(&h->ch_inprog, 0);
+        gc(e, 2 * nw + 8);
+    }
+    if ((++e->xe_commits & 255) == 0)
+        xctl_reap(&e->xe_ctl);
+    mv_unlock(e);
+    if (rc != 0)
+        return rc;
+    rc = xlog_wait(e, e->xe_logend);
+    if (rc == 0 && e->xe_seg->sh_ring_tail != e->xe_seg->sh_ring_head &&
+        !others_running(e)) {
+        /* Our versions are stable now: copy them into the data file so
+         * that later transactions read the file, not pool frames (when
+         * others run, their commits collect them anyway). */
+        mv_lock(e);
+        gc(e, 2 * nw + 8);
+        mv_unlock(e);
+    }
+    return rc;
+}
+
 int xmv_commit(struct xac_env *e)
 {
     struct xctl_hdr *h = ch(e);
@@ -926,6 +1046,8 @@ int xmv_commit(struct xac_env *e)
             nw++;
     if (nw == 0) /* serializes at its snapshot, like a query */
         return 0;
+    if (e->xe_durable)
+        return commit_durable(e, nw);
     mv_lock(e);
     if (xmv_doomed(e) || xmv_stale(e)) {
         mv_unlock(e);

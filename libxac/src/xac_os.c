@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,12 +36,20 @@ static void *os_mremap(void *old, size_t old_len, size_t new_len, int flags)
     return mremap(old, old_len, new_len, flags);
 }
 
+static long os_futex(uint32_t *word, int op, uint32_t val,
+                     const struct timespec *timeout)
+{
+    return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
 static const struct xos_table xos_default = {
     .open = os_open,
     .close = close,
     .fstat = fstat,
     .ftruncate = ftruncate,
     .fdatasync = fdatasync,
+    .fsync = fsync,
+    .unlink = unlink,
     .mkdir = mkdir,
     .pread = pread,
     .pwrite = pwrite,
@@ -53,6 +64,9 @@ static const struct xos_table xos_default = {
     .flock = flock,
     .pagesize = os_pagesize,
     .nanosleep = nanosleep,
+    .sched_yield = sched_yield,
+    .clock_gettime = clock_gettime,
+    .futex = os_futex,
 };
 
 struct xos_table xos = xos_default;

@@ -11,6 +11,7 @@
 #define XAC_OS_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -21,6 +22,8 @@ struct xos_table {
     int (*fstat)(int fd, struct stat *st);
     int (*ftruncate)(int fd, off_t length);
     int (*fdatasync)(int fd);
+    int (*fsync)(int fd);
+    int (*unlink)(const char *path);
     int (*mkdir)(const char *path, mode_t mode);
     ssize_t (*pread)(int fd, void *buf, size_t n, off_t off);
     ssize_t (*pwrite)(int fd, const void *buf, size_t n, off_t off);
@@ -37,6 +40,12 @@ struct xos_table {
     int (*flock)(int fd, int op);
     long (*pagesize)(void);
     int (*nanosleep)(const struct timespec *req, struct timespec *rem);
+    int (*sched_yield)(void);
+    int (*clock_gettime)(clockid_t clk, struct timespec *ts);
+    /* futex(2) on a word in a MAP_SHARED mapping (op FUTEX_WAIT or
+     * FUTEX_WAKE, never the _PRIVATE forms): group commit sleeps on it. */
+    long (*futex)(uint32_t *word, int op, uint32_t val,
+                  const struct timespec *timeout);
 };
 
 extern struct xos_table xos;

@@ -119,6 +119,8 @@ static int txn_start(int query)
             e->xe_qdepth = e->xe_depth;
         return 0;
     }
+    if (!query && xlog_failed(e))
+        return XAC_EIO;
     e->xe_failed = 0;
     e->xe_conflict = 0;
     e->xe_update = !query;
@@ -172,6 +174,8 @@ static int txn_stop(int query)
     commit = !e->xe_failed && !query;
     rc = xac_txn_finish(commit);
     e->xe_depth = 0;
+    if (rc == XAC_EIO)
+        return rc;
     if (rc == ABORTED || rc == XAC_EFULL || (!commit && !query)) {
         if (e->xe_conflict || rc == ABORTED)
             backoff(e);

@@ -10,7 +10,7 @@ int main(void)
         0,           COMMITTED,      ABORTED,     PENDING,      FAILED,
         XAC_ENOTINIT, XAC_EINIT,     XAC_EINVAL,  XAC_ENOTXN,   XAC_EINTXN,
         XAC_ENOTMAPPED, XAC_EMAPPED, XAC_EBADADDR, XAC_EQUERY,  XAC_ENOTSUP,
-        XAC_EBADCTL,  XAC_EBUSY,     XAC_EFULL};
+        XAC_EBADCTL,  XAC_EBUSY,     XAC_EFULL,   XAC_EIO};
     size_t n = sizeof codes / sizeof codes[0], i, j;
     int distinct = 1, known = 1, named = 1;
 
@@ -28,7 +28,7 @@ int main(void)
     test_cond("descriptions are distinct", distinct);
     test_cond("library errors are named in their description", named);
     test_cond("XAC_ELAST is the last code",
-              XAC_ELAST == XAC_EFULL &&
+              XAC_ELAST == XAC_EIO &&
                   strstr(xStrerror(XAC_ELAST - 1), "unknown") != NULL);
     test_cond("errno values use strerror",
               strcmp(xStrerror(ENOMEM), strerror(ENOMEM)) == 0);
