@@ -1,12 +1,22 @@
-"""A real PostgreSQL holding the results of a real page-touch run.
+"""A real PostgreSQL holding the results of real runs of every suite.
 
 PostgreSQL comes from XACLAB_TEST_PG_URL when `make test` provides one;
 otherwise a throw-away cluster is started with scripts/pg-cluster.sh and
 stopped at the end.  The data gets there the way a lab's does: the real
-xaclab-server on a fresh database, an agent registered over HTTP, a run
-created through the user API, the job claimed, libxac/bin/page_touch --quick
-run from the suite's argument vector and its stdout uploaded as results
-(docs/agent-protocol.md).
+xaclab-server on a fresh database, the real xaclab-agent registered with the
+registration token, runs created through the user API (the quick profile of
+page-touch, storage, search-tree and concurrency, and concurrency again on 4
+processes), each claimed, run and uploaded by `xaclab-agent run --once` from
+the suites' declarations (docs/agent-protocol.md).
+
+Two more things come from outside the agent's suite runs, both real:
+libxac/bin/concurrency_records --quick (suite concurrency, benchmark records:
+a program the concurrency suite does not declare) runs under one more
+concurrency run's job, claimed and uploaded over the agent protocol with the
+agent's own token and fingerprint; and two idle machines (one approved with a
+queued run that nobody claims, one registered without the token and pending
+approval) give the lab dashboard a queue and an approval state to show.
+No result is invented.
 """
 
 from __future__ import annotations
@@ -31,6 +41,8 @@ import pytest
 TOP = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 MACHINE = "dash-lab-01"
+IDLE_MACHINE = "dash-idle-02"
+PENDING_MACHINE = "dash-pending-03"
 
 
 def _free_port() -> int:
@@ -121,83 +133,145 @@ def dash_server(dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
             proc.wait()
 
 
-def _suite_argv(suite: dict[str, object], profile: str) -> list[list[str]]:
-    programs = suite["programs"]
-    profiles = suite["profiles"]
-    assert isinstance(programs, list) and isinstance(profiles, dict)
-    return [[str(TOP / "libxac" / "bin" / p), *profiles[profile]] for p in programs]
+# Every suite's quick profile; concurrency twice so the speedup curve has a
+# third point (procs 1 and 2 from the first run, 4 from the second).
+RUNS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("page-touch", {}),
+    ("storage", {}),
+    ("search-tree", {}),
+    ("concurrency", {}),
+    ("concurrency", {"procs": 4, "tests": "A"}),
+)
+PROGRAMS = ("page_touch", "storage_journal", "tree_insert", "concurrency_test", "concurrency_records")
 
 
-@pytest.fixture(scope="session")
-def seeded_db(dash_server: tuple[str, str, str], dash_pg_url: str) -> str:
-    """Run page-touch (quick) through the agent protocol; return the libpq URL."""
-    base, registration_token, api_token = dash_server
-    agent_api = f"{base}/api/agent/v1"
-    fingerprint = {
-        "hostname": socket.gethostname(),
-        "kernel": platform.release(),
-        "machine": platform.machine(),
-    }
-    reply = httpx.post(
-        f"{agent_api}/register",
-        json={
-            "registration_token": registration_token,
-            "name": MACHINE,
-            "fingerprint": fingerprint,
-        },
-        timeout=30,
+def _agent(env: dict[str, str], *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(VENV_BIN / "xaclab-agent"), *args], env=env, capture_output=True, text=True, timeout=timeout
     )
-    assert reply.status_code == 201, reply.text
-    machine_id, agent_token = reply.json()["machine_id"], reply.json()["agent_token"]
-    agent = httpx.Client(base_url=agent_api, timeout=90, headers={"Authorization": f"Bearer {agent_token}"})
 
+
+def _create_run(
+    base: str, api_token: str, machine_id: int, suite: str, params: dict[str, object] | None = None
+) -> int:
     created = httpx.post(
         f"{base}/api/v1/runs",
-        json={
-            "machine_id": machine_id,
-            "suite": "page-touch",
-            "profile": "quick",
-            "params": {},
-        },
+        json={"machine_id": machine_id, "suite": suite, "profile": "quick", "params": params or {}},
         headers={"Authorization": f"Bearer {api_token}"},
         timeout=30,
     )
     assert created.status_code == 201, created.text
-    run_id = created.json()["run_id"]
+    run_id: int = created.json()["run_id"]
+    return run_id
 
-    claim = agent.post("/jobs/claim", params={"wait": 10})
-    assert claim.status_code == 200, (claim.status_code, claim.text)
-    job = claim.json()
-    assert job["run_id"] == run_id and job["suite"] == "page-touch"
 
-    suite = json.loads((TOP / "libxac" / "suites" / "page-touch.json").read_text())
-    results = []
-    for argv in _suite_argv(suite, job["profile"]):
-        assert Path(argv[0]).is_file(), f"{argv[0]} is missing; run `make -C libxac`"
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+def _register_idle(agent_api: str, name: str, registration_token: str | None) -> int:
+    reply = httpx.post(
+        f"{agent_api}/register",
+        json={
+            "registration_token": registration_token,
+            "name": name,
+            "fingerprint": {"hostname": name, "kernel": platform.release(), "machine": platform.machine()},
+        },
+        timeout=30,
+    )
+    assert reply.status_code in (200, 201, 202), reply.text
+    machine_id: int = reply.json()["machine_id"]
+    return machine_id
+
+
+def _run_records(base: str, api_token: str, machine_id: int, agent_env: dict[str, str], state: Path) -> None:
+    """concurrency_records --quick under a concurrency run's job, over the agent protocol."""
+    run_id = _create_run(base, api_token, machine_id, "concurrency")
+    token = (state / "agent-token").read_text().strip()
+    agent = httpx.Client(
+        base_url=f"{base}/api/agent/v1", timeout=90, headers={"Authorization": f"Bearer {token}"}
+    )
+    with agent:
+        claim = agent.post("/jobs/claim", params={"wait": 10})
+        assert claim.status_code == 200, (claim.status_code, claim.text)
+        job = claim.json()
+        assert job["run_id"] == run_id, job
+        fingerprint = json.loads(_agent(agent_env, "fingerprint", timeout=120).stdout)
+        workdir = Path(agent_env["XACLAB_AGENT_WORK_DIR"])
+        proc = subprocess.run(
+            [str(TOP / "libxac/bin/concurrency_records"), "--quick", "--dir", str(workdir)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
-        for line in proc.stdout.splitlines():
-            if line.strip():
-                result = json.loads(line)
-                result["env"] = fingerprint
-                results.append(result)
-    assert results, "page_touch --quick printed no results"
-
-    for start in range(0, len(results), 1000):
+        results = [
+            dict(json.loads(line), env=fingerprint) for line in proc.stdout.splitlines() if line.strip()
+        ]
+        assert results, "concurrency_records --quick printed no results"
         upload = agent.post(
-            f"/jobs/{job['job_id']}/results",
-            json={
-                "upload_id": str(uuid.uuid4()),
-                "results": results[start : start + 1000],
-            },
+            f"/jobs/{job['job_id']}/results", json={"upload_id": str(uuid.uuid4()), "results": results}
         )
         assert upload.status_code in (200, 201), upload.text
-    finish = agent.post(
-        f"/jobs/{job['job_id']}/finish", json={"status": "succeeded", "message": f"{len(results)} results"}
-    )
-    assert finish.status_code == 200, finish.text
-    agent.close()
+        finish = agent.post(
+            f"/jobs/{job['job_id']}/finish",
+            json={"status": "succeeded", "message": f"{len(results)} results"},
+        )
+        assert finish.status_code == 200, finish.text
 
-    run = httpx.get(f"{base}/api/v1/runs/{run_id}", timeout=30).json()
-    assert run["status"] == "succeeded", run
+
+@pytest.fixture(scope="session")
+def seeded_db(
+    dash_server: tuple[str, str, str], dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """Every suite's quick profile run by the real agent; return the libpq URL."""
+    base, registration_token, api_token = dash_server
+    for program in (
+        "page_touch",
+        "storage_journal",
+        "tree_insert",
+        "concurrency_test",
+        "concurrency_records",
+    ):
+        assert (TOP / "libxac/bin" / program).is_file(), (
+            f"libxac/bin/{program} is missing; run `make -C libxac`"
+        )
+    home = tmp_path_factory.mktemp("dash-agent")
+    token_file = home / "registration-token"
+    token_file.write_text(registration_token + "\n")
+    (home / "agent.toml").write_text("")
+    (home / "work").mkdir()
+    agent_env = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
+    agent_env.update(
+        XACLAB_AGENT_CONFIG=str(home / "agent.toml"),
+        XACLAB_AGENT_STATE_DIR=str(home / "state"),
+        XACLAB_AGENT_BIN_DIR=str(TOP / "libxac/bin"),
+        XACLAB_AGENT_WORK_DIR=str(home / "work"),
+        XACLAB_AGENT_SUITES_DIR=str(TOP / "libxac/suites"),
+        XACLAB_AGENT_PROGRESS_INTERVAL="0",
+    )
+    registered = _agent(
+        agent_env,
+        "register",
+        "--server",
+        base,
+        "--name",
+        MACHINE,
+        "--registration-token-file",
+        str(token_file),
+        timeout=120,
+    )
+    assert registered.returncode == 0, registered.stderr
+    machines = httpx.get(f"{base}/api/v1/machines", timeout=30).json()
+    (machine_id,) = [m["id"] for m in machines if m["name"] == MACHINE]
+
+    for suite, params in RUNS:
+        run_id = _create_run(base, api_token, machine_id, suite, params)
+        done = _agent(agent_env, "run", "--once", "--wait", "5", timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        run = httpx.get(f"{base}/api/v1/runs/{run_id}", timeout=30).json()
+        assert run["status"] == "succeeded", run
+
+    _run_records(base, api_token, machine_id, agent_env, home / "state")
+
+    agent_api = f"{base}/api/agent/v1"
+    idle = _register_idle(agent_api, IDLE_MACHINE, registration_token)
+    _create_run(base, api_token, idle, "page-touch")
+    _register_idle(agent_api, PENDING_MACHINE, None)
     return libpq(dash_pg_url)

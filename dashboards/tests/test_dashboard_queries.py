@@ -1,9 +1,13 @@
-"""Every panel query of every dashboard runs against PostgreSQL holding a real run.
+"""Every SQL query of every dashboard runs against PostgreSQL holding real runs.
 
-Each rawSql is expanded exactly as Grafana would (template variables, global
-substitutions, PostgreSQL macros: dashboards/grafana_sql.py) and executed; an
-SQL error or an empty result fails.  Template variables take the values their
-own queries return, as Grafana's "All" would.
+Panel targets, template-variable queries and annotation queries are expanded
+exactly as Grafana would (template variables, global substitutions,
+PostgreSQL macros: dashboards/grafana_sql.py) and executed; an SQL error or
+an empty result fails.  Variables are resolved in their order on the
+dashboard, each query seeing the ones before it (chained variables); a
+multi-value or include-all variable takes every value its query returns, as
+Grafana's "All" would, a single-value one the first (``__value`` when the
+query names one, as Grafana's ``__text``/``__value`` convention does).
 """
 
 from __future__ import annotations
@@ -34,15 +38,28 @@ def _sql_targets() -> list[tuple[str, str, dict[str, Any]]]:
     found = []
     for path in sorted(DASHBOARDS.rglob("*.json")):
         board = json.loads(path.read_text())
+        name = str(path.relative_to(DASHBOARDS))
         for panel in _panels(board.get("panels", [])):
             for target in panel.get("targets", []):
                 if "rawSql" in target:
-                    ident = f"{path.relative_to(DASHBOARDS)}#{panel['id']}:{target.get('refId', 'A')}"
-                    found.append((ident, str(path), target))
+                    found.append((f"{name}#{panel['id']}:{target.get('refId', 'A')}", str(path), target))
+        for annotation in board.get("annotations", {}).get("list", []):
+            target = annotation.get("target", {})
+            if "rawSql" in target:
+                found.append((f"{name}#annotation:{annotation['name']}", str(path), target))
     return found
 
 
+def _variable_queries() -> list[tuple[str, str, str]]:
+    return [
+        (f"{path.relative_to(DASHBOARDS)}${var['name']}", str(path), var["name"])
+        for path in sorted(DASHBOARDS.rglob("*.json"))
+        for var in json.loads(path.read_text()).get("templating", {}).get("list", [])
+    ]
+
+
 TARGETS = _sql_targets()
+VARIABLES = _variable_queries()
 
 
 def _relative(text: str, now: datetime) -> datetime:
@@ -72,9 +89,16 @@ def _variables(conn: psycopg.Connection[Any], board: dict[str, Any]) -> dict[str
     for var in board.get("templating", {}).get("list", []):
         assert var["type"] == "query", f"variable {var['name']}: only query variables are tested"
         assert var["datasource"]["uid"] == PG_UID
-        rows = conn.execute(var["query"]).fetchall()
-        assert rows, f"variable {var['name']} has no values"
-        values = [str(r[0]) for r in rows]
+        sql = expand(var["query"], _time_range(board), variables=variables, interval=timedelta(hours=1))
+        try:
+            cursor = conn.execute(sql)
+        except psycopg.Error as exc:
+            pytest.fail(f"variable {var['name']}: {exc}\n--- SQL sent ---\n{sql}")
+        rows = cursor.fetchall()
+        assert rows, f"variable {var['name']} has no values\n--- SQL sent ---\n{sql}"
+        columns = [c.name for c in cursor.description or []]
+        index = columns.index("__value") if "__value" in columns else 0
+        values = [str(r[index]) for r in rows]
         variables[var["name"]] = Variable(
             values if var.get("multi") or var.get("includeAll") else values[0],
             multi=bool(var.get("multi")),
@@ -85,6 +109,14 @@ def _variables(conn: psycopg.Connection[Any], board: dict[str, Any]) -> dict[str
 
 def test_there_are_panel_queries() -> None:
     assert TARGETS, f"no rawSql targets under {DASHBOARDS}"
+    assert any("#annotation:" in ident for ident, _, _ in TARGETS), "no annotation query"
+
+
+@pytest.mark.parametrize(("ident", "path", "name"), VARIABLES, ids=[v[0] for v in VARIABLES])
+def test_variable_query_returns_values(seeded_db: str, ident: str, path: str, name: str) -> None:
+    board = json.loads(Path(path).read_text())
+    with psycopg.connect(seeded_db) as conn:
+        assert name in _variables(conn, board), ident
 
 
 @pytest.mark.parametrize(("ident", "path", "target"), TARGETS, ids=[t[0] for t in TARGETS])

@@ -88,4 +88,5 @@ def _walk_targets(board: dict[str, Any]) -> list[dict[str, Any]]:
         panel = stack.pop()
         stack.extend(panel.get("panels", []))
         out.extend(panel.get("targets", []))
+    out.extend(a["target"] for a in board.get("annotations", {}).get("list", []) if "target" in a)
     return out
