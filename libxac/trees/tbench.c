@@ -29,6 +29,10 @@ struct tb_shared {
     uint64_t finish_ns[TB_MAX_PROCS];
     long long visited[TB_MAX_PROCS];
     char status[TB_MAX_PROCS]; /* 0 ok, 'b' XAC_EBUSY, 'f' failed */
+    /* xStats() (shared counters) read by each child after opening and
+     * after its last operation; durable insert only. */
+    unsigned long long log_bytes0[TB_MAX_PROCS], log_bytes1[TB_MAX_PROCS];
+    unsigned long long log_syncs0[TB_MAX_PROCS], log_syncs1[TB_MAX_PROCS];
     double latency_us[];       /* one per key */
 };
 
@@ -41,6 +45,7 @@ struct tb_run {
     uint64_t seed;
     enum xb_order order;
     enum ts_kind version;
+    enum ts_durability durability;
     struct tr_config cfg;
     uint64_t *keys;
     long long distinct;
@@ -64,8 +69,10 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
     struct ts_store s;
     tr_tree *t = NULL;
     char c = 'r';
-    int rc = ts_open(&s, run->version, dir, "tree.db", run->file_bytes,
-                     run->advisory);
+    struct ts_config tc = {run->version, run->durability, run->advisory};
+    struct xac_stats st;
+    memset(&st, 0, sizeof st);
+    int rc = ts_open_config(&s, &tc, dir, "tree.db", run->file_bytes);
     if (rc == XAC_EBUSY)
         c = 'b';
     else if (rc != 0 || tr_open(&s, &t) != 0) {
@@ -73,6 +80,13 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
                 run->pg->prog, p + 1, tr_strerror(rc));
         c = 'f';
     }
+    if (c == 'r' && ts_stats(&s, &st) != 0) {
+        fprintf(stderr, "%s: process %d: xStats failed.\n", run->pg->prog,
+                p + 1);
+        c = 'f';
+    }
+    run->sh->log_bytes0[p] = st.log_bytes;
+    run->sh->log_syncs0[p] = st.log_syncs;
     if (write(ready_fd, &c, 1) != 1 || c != 'r')
         return c == 'b' ? 0 : 1;
     while (read(go_fd, &c, 1) < 0 && errno == EINTR)
@@ -109,6 +123,10 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
     if (run->op == TB_SCAN)
         run->sh->visited[p] = tr_range(t, 0, UINT64_MAX, NULL, NULL);
     run->sh->finish_ns[p] = xb_now_ns();
+    if (ts_stats(&s, &st) != 0)
+        failed = 1;
+    run->sh->log_bytes1[p] = st.log_bytes;
+    run->sh->log_syncs1[p] = st.log_syncs;
     tr_close(t);
     if (ts_close(&s) != 0)
         failed = 1;
@@ -238,7 +256,8 @@ static void tb_params(const struct tb_run *run, xb_result *r)
 {
     xb_param_int(r, "count", run->count);
     xb_param_int(r, "procs", run->procs);
-    xb_param_str(r, "durability", "nondurable");
+    xb_param_str(r, "durability",
+                 run->durability == TS_DURABLE ? "durable" : "nondurable");
     xb_param_str(r, "order", xb_order_name(run->order));
     xb_param_int(r, "seed", (long long)run->seed);
     xb_param_int(r, "key_bytes", XB_KEY_BYTES);
@@ -276,6 +295,12 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
                                    topm, "us", XB_LOWER);
     xb_result *bpk = xb_result_new("search-tree", run->opname, "libxac",
                                    "bytes_per_key", "bytes", XB_LOWER);
+    xb_result *logb = xb_result_new("search-tree", run->opname, "libxac",
+                                    "log_bytes_per_insert", "bytes",
+                                    XB_LOWER);
+    xb_result *logs = xb_result_new("search-tree", run->opname, "libxac",
+                                    "log_syncs_per_insert", "syncs",
+                                    XB_LOWER);
     size_t shsize = sizeof(struct tb_shared) +
                     (size_t)run->count * sizeof(double);
     run->file_bytes = tr_file_bytes(&run->cfg, (uint64_t)run->count);
@@ -322,6 +347,26 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
             return 1;
         if (run->op == TB_INSERT)
             xb_sample(bpk, (double)used / (double)run->count);
+        if (run->op == TB_INSERT && run->durability == TS_DURABLE) {
+            /* The counters are shared by all processes on the directory:
+             * every child opened before any inserted, so the delta from the
+             * smallest opening value to the largest final one covers
+             * exactly the measured inserts. */
+            unsigned long long b0 = UINT64_MAX, b1 = 0, s0 = UINT64_MAX,
+                               s1 = 0;
+            for (int p = 0; p < run->procs; p++) {
+                if (run->sh->log_bytes0[p] < b0)
+                    b0 = run->sh->log_bytes0[p];
+                if (run->sh->log_bytes1[p] > b1)
+                    b1 = run->sh->log_bytes1[p];
+                if (run->sh->log_syncs0[p] < s0)
+                    s0 = run->sh->log_syncs0[p];
+                if (run->sh->log_syncs1[p] > s1)
+                    s1 = run->sh->log_syncs1[p];
+            }
+            xb_sample(logb, (double)(b1 - b0) / (double)run->count);
+            xb_sample(logs, (double)(s1 - s0) / (double)run->count);
+        }
         xb_remove_tree(repdir);
         xb_progress((double)(r + 1) / (double)run->reps,
                     "%s %u: %s repetition %lld of %lld, %.0f ops/s",
@@ -341,6 +386,8 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
     tb_emit(run, lat);
     tb_emit(run, top);
     tb_emit(run, bpk);
+    tb_emit(run, logb);
+    tb_emit(run, logs);
     return 0;
 }
 
@@ -386,7 +433,8 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
         {"procs", XB_OPT_INT, &procs, 1, TB_MAX_PROCS, NULL,
          "processes sharing the tree, each with count/procs keys"},
         {"mode", XB_OPT_CHOICE, &mode, 0, 0, modes,
-         "durability (default nondurable; durable needs LIBXAC DURABLE)"},
+         "durability (default nondurable): durable opens LIBXAC with "
+         "DURABLE (redo log, recovery)"},
         {"order", XB_OPT_CHOICE, &order, 0, 0, orders,
          "key order (default random)"},
         {"seed", XB_OPT_INT, &seed, 0, INT64_MAX, NULL,
@@ -419,12 +467,8 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
     struct tb_run run;
     memset(&run, 0, sizeof run);
     run.pg = pg;
-    if (strcmp(mode, "durable") == 0) {
-        fprintf(stderr, "%s: --mode durable needs durable LIBXAC "
-                "transactions, which this build does not have yet.\n",
-                pg->prog);
-        return 2;
-    }
+    run.durability =
+        strcmp(mode, "durable") == 0 ? TS_DURABLE : TS_NONDURABLE;
     if (verify && no_verify) {
         fprintf(stderr, "%s: --verify and --no-verify exclude each other.\n",
                 pg->prog);
@@ -439,6 +483,12 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
     if (run.version == TS_SERIAL && procs > 1) {
         fprintf(stderr, "%s: the serial version runs in one process; use "
                 "--procs 1 or --version transactional.\n", pg->prog);
+        return 2;
+    }
+    if (run.durability == TS_DURABLE && run.version == TS_SERIAL) {
+        fprintf(stderr, "%s: --mode durable needs --version "
+                "transactional (the serial version has no log).\n",
+                pg->prog);
         return 2;
     }
     if (advisory && run.version == TS_SERIAL) {

@@ -4,8 +4,9 @@
  * option and result for result, so the LIBXAC trees are compared with
  * Berkeley DB and LMDB on the same workload (workload.h): --op
  * insert|search|scan, --count, --procs, --order, --seed, --reps, --dir,
- * --verify/--no-verify, --quick, --mode (here: nondurable only until
- * LIBXAC has DURABLE; durable exits 2).  Tree options: --tree
+ * --verify/--no-verify, --quick, --mode nondurable|durable (the store's
+ * durability, struct ts_config; durable needs the transactional version).
+ * Tree options: --tree
  * btree|cobtree, --block-bytes, --advisory, --value-bytes, and --version
  * transactional (LIBXAC, sut "libxac") | serial (plain mmap, one process).
  *
@@ -24,12 +25,16 @@
  *                      repetitions, most expensive first (thesis figure
  *                      5-3: the k-th sample is the k-th most expensive)
  *   bytes_per_key      file bytes in use / keys (insert only)
+ *   log_bytes_per_insert  bytes (durable insert only): xStats() log_bytes
+ *                      delta over the measured inserts / keys
+ *   log_syncs_per_insert  syncs (durable insert only), the same for
+ *                      log_syncs
  * Params: count, procs, durability, order, seed, key_bytes, value_bytes,
  * tree, block_bytes (0 for the CO B-tree), advisory, version.
  *
  * Exit status: 0; 1 if an operation or the verification failed; 2 for a
- * bad option or something this build cannot do (durable; --procs > 1
- * while LIBXAC refuses a second process, XAC_EBUSY).
+ * bad option or something this build cannot do (durable with the serial
+ * version; --procs > 1 while LIBXAC refuses a second process, XAC_EBUSY).
  */
 #ifndef TB_BENCH_H
 #define TB_BENCH_H

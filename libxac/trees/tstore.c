@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,10 +13,29 @@
 int ts_open(struct ts_store *s, enum ts_kind kind, const char *dir,
             const char *name, size_t len, int advisory)
 {
+    struct ts_config cfg = {kind, TS_NONDURABLE, advisory};
+    return ts_open_config(s, &cfg, dir, name, len);
+}
+
+int ts_stats(struct ts_store *s, struct xac_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (s->ts_kind != TS_XAC || s->ts_durability != TS_DURABLE)
+        return 0;
+    return xStats(st);
+}
+
+int ts_open_config(struct ts_store *s, const struct ts_config *cfg,
+                   const char *dir, const char *name, size_t len)
+{
     int rc;
+    enum ts_kind kind = cfg->kind;
 
     s->ts_kind = kind;
-    s->ts_advisory = advisory && kind == TS_XAC;
+    s->ts_durability =
+        kind == TS_XAC && cfg->durability == TS_DURABLE ? TS_DURABLE
+                                                        : TS_NONDURABLE;
+    s->ts_advisory = cfg->advisory && kind == TS_XAC;
     s->ts_len = len;
     s->ts_fd = -1;
     if (len == 0 || len % TS_PAGE != 0 ||
@@ -23,7 +43,7 @@ int ts_open(struct ts_store *s, enum ts_kind kind, const char *dir,
             (int)sizeof s->ts_path)
         return EINVAL;
     if (kind == TS_XAC) {
-        if ((rc = xInit(dir, NONDURABLE)) != 0)
+        if ((rc = xInit(dir, s->ts_durability == TS_DURABLE ? DURABLE : NONDURABLE)) != 0)
             return rc;
         s->ts_base = xMmap(s->ts_path, len);
         if (s->ts_base == MAP_FAILED) {

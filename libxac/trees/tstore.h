@@ -7,7 +7,8 @@
  *
  *   TS_SERIAL  open(2) + mmap(MAP_SHARED): the hooks do nothing; one
  *              process, no transactions (the thesis's "serial" trees);
- *   TS_XAC     xInit(dir, NONDURABLE) + xMmap(): ts_begin() is xbegin(),
+ *   TS_XAC     xInit(dir, NONDURABLE or DURABLE, struct ts_config) +
+ *              xMmap(): ts_begin() is xbegin(),
  *              ts_end() is xend(), and ts_touch() is setPageAccess() when
  *              the store was opened with advisory calls on.
  *
@@ -32,8 +33,21 @@
 
 enum ts_kind { TS_SERIAL = 1, TS_XAC = 2 };
 
+/** Durability of a TS_XAC store (TS_SERIAL ignores it: msync is the
+ * caller's business). */
+enum ts_durability { TS_NONDURABLE = 0, TS_DURABLE = 1 };
+
+/** How to open a store.  Zero-initialise and set the fields you need:
+ * the defaults are nondurable, no advisory calls. */
+struct ts_config {
+    enum ts_kind kind;
+    enum ts_durability durability; /* TS_XAC: xInit(dir, DURABLE) if set */
+    int advisory;                  /* TS_XAC: setPageAccess() in ts_touch */
+};
+
 struct ts_store {
     enum ts_kind ts_kind;
+    enum ts_durability ts_durability;
     int ts_advisory;  /* call setPageAccess() from ts_touch() */
     char *ts_base;    /* the mapping */
     size_t ts_len;    /* its length in bytes */
@@ -50,6 +64,18 @@ struct ts_store {
  */
 int ts_open(struct ts_store *s, enum ts_kind kind, const char *dir,
             const char *name, size_t len, int advisory);
+
+/** ts_open() with a configuration: TS_XAC with TS_DURABLE calls
+ * xInit(dir, DURABLE), which runs recovery from "<dir>/xac.log.*" when no
+ * other process uses @p dir, so reopening a store after a crash brings back
+ * every transaction whose ts_end() returned COMMITTED.  ts_open() is this
+ * with durability TS_NONDURABLE. */
+int ts_open_config(struct ts_store *s, const struct ts_config *cfg,
+                   const char *dir, const char *name, size_t len);
+
+/** Log counters of a TS_XAC store (xStats()); zeroes for TS_SERIAL and
+ * for nondurable stores.  @return 0 or an XAC_E* code. */
+int ts_stats(struct ts_store *s, struct xac_stats *st);
 
 /** Unmap (TS_XAC: xMunmap + xShutdown).  @return 0 or the first error. */
 int ts_close(struct ts_store *s);
