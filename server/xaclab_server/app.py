@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
 
 from xaclab_server import __version__
@@ -28,7 +29,7 @@ from xaclab_server.api.routes import (
 )
 from xaclab_server.core.config import Settings
 from xaclab_server.core.db import make_engine, make_sessionmaker
-from xaclab_server.core.errors import request_validation_handler
+from xaclab_server.core.errors import data_error_handler, request_validation_handler
 from xaclab_server.core.headers import SecurityHeaders
 from xaclab_server.core.limits import BodySizeLimit
 from xaclab_server.core.metrics import REGISTRY, DatabaseCollector, RequestMetrics
@@ -58,6 +59,7 @@ def create_app(settings: Settings) -> FastAPI:
                 _scheduler_loop(factory, suite_declarations, notifier, settings.scheduler_seconds)
             )
         yield
+        await notifier.stop()
         if task is not None:
             task.cancel()
             with suppress(asyncio.CancelledError):
@@ -76,6 +78,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.notifier = notifier
 
     app.add_exception_handler(RequestValidationError, request_validation_handler)
+    app.add_exception_handler(DataError, data_error_handler)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestMetrics)

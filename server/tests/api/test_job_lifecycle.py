@@ -1,5 +1,6 @@
 """Leases, heartbeats, cancellation and streamed logs, on SQLite and PostgreSQL."""
 
+import time
 from datetime import timedelta
 
 from fastapi import FastAPI
@@ -10,6 +11,8 @@ from tests.helpers import AGENT, claim, create_run, register
 from xaclab_server.models import Job
 from xaclab_server.models.base import utcnow
 from xaclab_server.services.jobs import expire_leases
+
+POLL = 0.25  # over make_settings' claim_poll_seconds (0.2)
 
 
 def _age_heartbeat(app: FastAPI, job_id: int, seconds: float) -> None:
@@ -73,6 +76,7 @@ def test_expired_lease_is_requeued_once_then_failed(client: TestClient, app: Fas
     job_id = claim(client, headers).json()["job_id"]
 
     _age_heartbeat(app, job_id, 10_000)
+    time.sleep(POLL)  # a process sweeps at most once per poll interval
     reply = claim(client, headers)  # the claim path sweeps, then claims it again
     assert reply.status_code == 200 and reply.json()["job_id"] == job_id
     with app.state.sessionmaker() as session:
@@ -80,6 +84,7 @@ def test_expired_lease_is_requeued_once_then_failed(client: TestClient, app: Fas
         assert job.attempt == 2 and job.status == "running"
 
     _age_heartbeat(app, job_id, 10_000)
+    time.sleep(POLL)
     assert claim(client, headers).status_code == 204
     job_out = _job(client, run["run_id"])
     assert job_out["status"] == "failed" and "lease expired" in str(job_out["message"])

@@ -14,7 +14,6 @@ from typing import Annotated, Literal
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from jsonschema import Draft202012Validator
 from sqlalchemy.orm import Session, sessionmaker
 
 from xaclab_server.core.config import Settings
@@ -25,6 +24,7 @@ from xaclab_server.models.user import role_at_least
 from xaclab_server.services import accounts
 from xaclab_server.services.machines import authenticate_agent
 from xaclab_server.services.notifier import JobNotifier
+from xaclab_server.services.results import ResultValidator
 from xaclab_server.services.suites import Suite
 
 SessionDep = Annotated[Session, Depends(get_db)]
@@ -45,8 +45,8 @@ def get_suites(request: Request) -> dict[str, Suite]:
     return suites
 
 
-def get_result_validator(request: Request) -> Draft202012Validator:
-    validator: Draft202012Validator = request.app.state.result_validator
+def get_result_validator(request: Request) -> ResultValidator:
+    validator: ResultValidator = request.app.state.result_validator
     return validator
 
 
@@ -58,7 +58,7 @@ def get_notifier(request: Request) -> JobNotifier:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionFactoryDep = Annotated[sessionmaker[Session], Depends(get_sessionmaker)]
 SuitesDep = Annotated[dict[str, Suite], Depends(get_suites)]
-ResultValidatorDep = Annotated[Draft202012Validator, Depends(get_result_validator)]
+ResultValidatorDep = Annotated[ResultValidator, Depends(get_result_validator)]
 NotifierDep = Annotated[JobNotifier, Depends(get_notifier)]
 
 _bearer = HTTPBearer(auto_error=False, description="The agent token from POST /register.")

@@ -44,8 +44,9 @@ class Settings(BaseSettings):
     suites_dir: Path = PACKAGE_DIR / "suites"
     result_schema_path: Path = PACKAGE_DIR / "result-format.schema.json"
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
-    # How often a long-polling claim looks at the database for jobs queued by
-    # another server process; jobs queued by this process wake it at once.
+    # How often this process's shared claim poller (services/notifier.py) asks the
+    # database, in one query for every waiting claim, which machines have jobs queued
+    # by another process; jobs queued by this process wake their claims at once.
     claim_poll_seconds: float = Field(default=1.0, gt=0, le=10)
     machine_online_seconds: int = Field(default=120, ge=1)
     # A running job whose last heartbeat is older than this has lost its agent:

@@ -27,6 +27,24 @@ class Result(Base):
             "benchmark",
             "created_at",
         ),
+        # The panels select every machine's results of a benchmark's metric over time,
+        # and pair a run's results with each other.
+        Index("ix_results_run_id_suite_benchmark_metric", "run_id", "suite", "benchmark", "metric"),
+        Index(
+            "ix_results_machine_id_suite_benchmark_metric_created_at",
+            "machine_id",
+            "suite",
+            "benchmark",
+            "metric",
+            "created_at",
+        ),
+        Index(
+            "ix_results_suite_benchmark_metric_created_at",
+            "suite",
+            "benchmark",
+            "metric",
+            "created_at",
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

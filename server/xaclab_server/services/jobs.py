@@ -4,7 +4,8 @@ Every transition can be resent: a claim returns the agent's unfinished job
 again, finishing a finished job with the same status changes nothing, and a
 log chunk is stored once per sequence number.  Leases are enforced on the
 claim path (:func:`expire_leases`), so no separate sweeper process is needed:
-every agent's long poll sweeps.
+agents' claims and each process's shared claim poller sweep, at most once per
+``claim_poll_seconds`` per process.
 """
 
 from datetime import timedelta
@@ -76,6 +77,28 @@ def expire_leases(*, session: Session, lease_seconds: float, max_attempts: int) 
     if changed:
         session.expire_all()
     return changed
+
+
+def machines_with_queued_jobs(
+    *,
+    session: Session,
+    machine_ids: set[int],
+    lease_seconds: float | None = None,
+    max_attempts: int = 2,
+) -> set[int]:
+    """Sweep expired leases (with ``lease_seconds``), then which of ``machine_ids`` have a
+    queued job (one query)."""
+    if lease_seconds is not None:
+        expire_leases(session=session, lease_seconds=lease_seconds, max_attempts=max_attempts)
+    found = set(
+        session.scalars(
+            select(Job.machine_id)
+            .where(Job.status == "queued", Job.machine_id.in_(sorted(machine_ids)))
+            .distinct()
+        )
+    )
+    session.commit()
+    return found
 
 
 def claim_job(

@@ -2,13 +2,24 @@
 
 One invalid result refuses the whole upload and nothing is stored; an
 ``upload_id`` seen before stores nothing and is reported as a duplicate.
+
+Fast path (an upload may carry a million samples): each result is validated
+with a copy of the result schema whose ``samples`` is only ``{"type":
+"array"}``, derived from the one schema file at start-up, and the samples are
+checked by :func:`check_samples` (numbers, not booleans, finite, count within
+the schema's bounds) with jsonschema's wording, then converted to one float64
+numpy array that the statistics and the stored bytes are computed from.
 """
 
+import copy
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import best_match
 from sqlalchemy import select
@@ -18,7 +29,11 @@ from sqlalchemy.orm import Session
 from xaclab_server.core.metrics import INGESTED_RESULTS, INGESTED_SAMPLES
 from xaclab_server.models import Job, Result, Upload
 from xaclab_server.services.jsonvalues import find_unstorable
-from xaclab_server.services.statistics import pack_samples, summarize
+from xaclab_server.services.statistics import FloatArray, pack_samples, summarize
+
+# The only shape of ``samples`` the fast path knows how to check; load_validator
+# refuses to start on a schema that says anything else about them.
+SAMPLES_KEYWORDS = frozenset({"type", "minItems", "maxItems", "items"})
 
 
 class ResultError(ValueError):
@@ -35,24 +50,62 @@ class UploadOutcome:
     duplicate: bool
 
 
-def load_validator(schema_path: Path) -> Draft202012Validator:
+@dataclass(frozen=True, slots=True)
+class ResultValidator:
+    """The result schema (``full``) and its copy without the per-sample checks (``light``)."""
+
+    full: Draft202012Validator
+    light: Draft202012Validator
+    min_samples: int
+    max_samples: int
+
+
+def load_validator(schema_path: Path) -> ResultValidator:
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=FormatChecker())
+    samples = schema["properties"]["samples"]
+    if (
+        set(samples) != SAMPLES_KEYWORDS
+        or samples["type"] != "array"
+        or samples["items"] != {"type": "number"}
+    ):
+        raise ValueError(
+            f"{schema_path}: 'samples' must be an array of numbers with minItems and maxItems "
+            "(the upload fast path checks exactly that)"
+        )
+    light = copy.deepcopy(schema)
+    light["properties"]["samples"] = {"type": "array"}
+    return ResultValidator(
+        full=Draft202012Validator(schema, format_checker=FormatChecker()),
+        light=Draft202012Validator(light, format_checker=FormatChecker()),
+        min_samples=int(samples["minItems"]),
+        max_samples=int(samples["maxItems"]),
+    )
 
 
-def check_results(*, validator: Draft202012Validator, results: list[Any], job: Job) -> None:
-    """Raise ResultError naming the first bad result, so the agent can tell which one."""
+def check_results(*, validator: ResultValidator, results: list[Any], job: Job) -> list[FloatArray]:
+    """Raise ResultError naming the first bad result; return each result's samples as float64."""
     if not results:
         raise ResultError("An upload carries at least one result.")
+    arrays = []
     for index, result in enumerate(results):
-        error = best_match(validator.iter_errors(result))
+        fast = isinstance(result, dict) and isinstance(result.get("samples"), list)
+        error = best_match((validator.light if fast else validator.full).iter_errors(result))
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
             raise ResultError(
                 f"Result {index} does not follow the result format at {where}: {error.message}."
             )
-        bad = find_unstorable(result)
+        try:
+            samples = check_samples(
+                result["samples"], low=validator.min_samples, high=validator.max_samples
+            )
+        except SampleError as exc:
+            where = "/".join(["samples", *exc.where])
+            raise ResultError(
+                f"Result {index} does not follow the result format at {where}: {exc}."
+            ) from None
+        bad = _find_unstorable_result(result, samples)
         if bad is not None:
             raise ResultError(
                 f"Result {index} has a non-finite number or a NUL character at {bad}."
@@ -62,12 +115,74 @@ def check_results(*, validator: Draft202012Validator, results: list[Any], job: J
                 f"Result {index} is from suite {result['suite']!r} but job {job.id} "
                 f"runs suite {job.suite!r}."
             )
+        arrays.append(samples)
+    return arrays
+
+
+class SampleError(ValueError):
+    """A ``samples`` array the schema refuses; ``where`` is the path below ``samples``."""
+
+    def __init__(self, message: str, *where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def check_samples(samples: list[Any], *, low: int, high: int) -> FloatArray:
+    """The samples as float64, checked as the schema's ``samples`` would, in a few C loops.
+
+    Non-finite values are kept (the caller names their path); an integer too
+    large for a float64 is refused.
+    """
+    if len(samples) < low:
+        raise SampleError(f"{samples!r} " + ("should be non-empty" if low == 1 else "is too short"))
+    if len(samples) > high:
+        raise SampleError(f"[... {len(samples)} samples] is too long (at most {high})")
+    if not set(map(type, samples)) <= {float, int}:  # bool is a subclass, not the type
+        for index, value in enumerate(samples):
+            if type(value) is not float and type(value) is not int:
+                raise SampleError(f"{value!r} is not of type 'number'", str(index))
+    try:
+        return np.array(samples, dtype=np.float64)
+    except OverflowError:
+        for index, value in enumerate(samples):
+            if isinstance(value, int) and not math.isfinite(float_or_inf(value)):
+                raise SampleError(f"{value} is too large for a float64", str(index)) from None
+        raise
+
+
+def float_or_inf(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _find_unstorable_result(result: dict[str, Any], samples: FloatArray) -> str | None:
+    """find_unstorable over the result, the samples checked as one array."""
+    for key, value in result.items():
+        if key == "samples":
+            finite = np.isfinite(samples)
+            if not bool(finite.all()):
+                return f"/samples/{int(np.argmin(finite))}"
+            continue
+        bad = find_unstorable(value, f"/{key}")
+        if bad is not None:
+            return bad
+    return None
 
 
 def store_upload(
-    *, session: Session, job: Job, upload_id: str, results: list[dict[str, Any]]
+    *,
+    session: Session,
+    job: Job,
+    upload_id: str,
+    results: list[dict[str, Any]],
+    samples: Sequence[FloatArray] | None = None,
 ) -> UploadOutcome:
-    """Store validated results under ``upload_id`` once; commit, or roll back on a race."""
+    """Store validated results under ``upload_id`` once; commit, or roll back on a race.
+
+    ``samples`` are the arrays :func:`check_results` returned (computed here when absent).
+    """
     existing = session.scalar(select(Upload).where(Upload.upload_id == upload_id))
     if existing is not None:
         return _duplicate(existing, job)
@@ -82,10 +197,15 @@ def store_upload(
         if existing is None:
             raise
         return _duplicate(existing, job)
-    session.add_all(_result_row(upload=upload, job=job, result=r) for r in results)
+    if samples is None:
+        samples = [np.asarray(r["samples"], dtype=np.float64) for r in results]
+    session.add_all(
+        _result_row(upload=upload, job=job, result=r, samples=a)
+        for r, a in zip(results, samples, strict=True)
+    )
     session.commit()
     INGESTED_RESULTS.inc(len(results))
-    INGESTED_SAMPLES.inc(sum(len(r["samples"]) for r in results))
+    INGESTED_SAMPLES.inc(sum(len(a) for a in samples))
     return UploadOutcome(stored=len(results), duplicate=False)
 
 
@@ -98,8 +218,7 @@ def _duplicate(existing: Upload, job: Job) -> UploadOutcome:
     return UploadOutcome(stored=0, duplicate=True)
 
 
-def _result_row(*, upload: Upload, job: Job, result: dict[str, Any]) -> Result:
-    samples = [float(s) for s in result["samples"]]
+def _result_row(*, upload: Upload, job: Job, result: dict[str, Any], samples: FloatArray) -> Result:
     summary = summarize(samples)
     library = result["library"]
     return Result(

@@ -1,13 +1,20 @@
 """Summary statistics the server computes from raw samples.
 
 The server never stores a client's summary numbers (docs/result-format.md);
-these functions are the single definition of each one.
+these functions are the single definition of each one.  They take a list or
+a float64 numpy array; an upload of a million samples is summarised with
+numpy, the sums still exactly rounded (``math.fsum``).
 """
 
 import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,51 +28,52 @@ class Summary:
     p99: float  # nearest rank
 
 
-def summarize(samples: Sequence[float]) -> Summary:
+def summarize(samples: Sequence[float] | FloatArray) -> Summary:
     """Summarise finite samples; refuse an empty or non-finite sequence with ValueError."""
-    if not samples:
+    values = np.asarray(samples, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
         raise ValueError("no samples")
-    values = [float(s) for s in samples]
-    if not all(math.isfinite(v) for v in values):
+    if not bool(np.isfinite(values).all()):
         raise ValueError("samples must be finite numbers")
-    ordered = sorted(values)
-    n = len(ordered)
-    mean = math.fsum(ordered) / n
+    ordered = np.sort(values)
+    n = int(ordered.size)
+    mean = math.fsum(ordered.tolist()) / n
     stddev = None
     if n > 1:
-        stddev = math.sqrt(math.fsum((v - mean) ** 2 for v in ordered) / (n - 1))
+        deviations = ordered - mean
+        stddev = math.sqrt(math.fsum((deviations * deviations).tolist()) / (n - 1))
     return Summary(
         n=n,
         mean=mean,
-        median=median(ordered),
-        min=ordered[0],
-        max=ordered[-1],
+        median=float(median(ordered)),
+        min=float(ordered[0]),
+        max=float(ordered[-1]),
         stddev=stddev,
-        p99=nearest_rank(ordered, 99),
+        p99=float(nearest_rank(ordered, 99)),
     )
 
 
-def median(ordered: Sequence[float]) -> float:
+def median(ordered: Sequence[float] | FloatArray) -> float:
     """Median of already sorted values: the mean of the two middle ones when n is even."""
     n = len(ordered)
     mid = n // 2
     if n % 2:
-        return ordered[mid]
-    return (ordered[mid - 1] + ordered[mid]) / 2
+        return float(ordered[mid])
+    return float((ordered[mid - 1] + ordered[mid]) / 2)
 
 
-def nearest_rank(ordered: Sequence[float], percent: float) -> float:
+def nearest_rank(ordered: Sequence[float] | FloatArray, percent: float) -> float:
     """The nearest-rank percentile of already sorted values: the value at rank ceil(p/100·n)."""
     if not 0 < percent <= 100:
         raise ValueError("percent must be in (0, 100]")
     # percent * n before the division keeps integer inputs exact (0.99 * n is not).
     rank = math.ceil(percent * len(ordered) / 100)
-    return ordered[max(rank, 1) - 1]
+    return float(ordered[max(rank, 1) - 1])
 
 
-def pack_samples(samples: Sequence[float]) -> bytes:
+def pack_samples(samples: Sequence[float] | FloatArray) -> bytes:
     """Raw samples as little-endian float64, the storage format of results.samples."""
-    return struct.pack(f"<{len(samples)}d", *samples)
+    return np.asarray(samples, dtype="<f8").tobytes()
 
 
 def unpack_samples(data: bytes) -> list[float]:

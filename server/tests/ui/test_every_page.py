@@ -1,0 +1,172 @@
+"""Every HTML page in headless Chromium, logged in as an admin, with seeded data:
+no console error, no page error, no failed request; and text that users and
+agents can store (token and schedule names, job messages, log lines, library
+versions, fingerprints) is shown as text, never run as markup."""
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+from playwright.sync_api import ConsoleMessage, Dialog, Request, sync_playwright
+
+from tests.helpers import AGENT, claim, page_touch_results, result_record
+from tests.live import REGISTRATION_TOKEN, ServerProcess, admin_token
+from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
+from xaclab_server.core.migrations import upgrade_head
+from xaclab_server.ui import pages
+
+# Closes an attribute, then a tag that would show itself and run script.
+XSS = "\"'><img src=x data-xss onerror=alert(1)>"
+LIVE_PASSWORD = "live-password-0123"  # tests.live.admin_token's
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """A server on SQLite with two finished runs full of XSS strings; yields the URL, path ids."""
+    url = f"sqlite:///{tmp_path / 'xaclab.sqlite3'}"
+    upgrade_head(url)
+    token = admin_token(url)
+    with ServerProcess(url, tmp_path / "server.log") as server:
+        client = httpx.Client(
+            base_url=server.base_url, timeout=30, headers={"Authorization": f"Bearer {token}"}
+        )
+        reply = client.post(
+            f"{AGENT}/register",
+            json={
+                "registration_token": REGISTRATION_TOKEN,
+                "name": "lab-xss",
+                "fingerprint": {"cpu": {"model": XSS}, "note": XSS},
+            },
+        )
+        assert reply.status_code == 201, reply.text
+        machine_id = reply.json()["machine_id"]
+        agent = {"Authorization": f"Bearer {reply.json()['agent_token']}"}
+        run_ids = []
+        for _ in range(2):
+            made = client.post(
+                "/api/v1/runs",
+                json={"machine_id": machine_id, "suite": "page-touch", "profile": "quick"},
+            )
+            assert made.status_code == 201, made.text
+            run_ids.append(made.json()["run_id"])
+            job_id = claim(client, agent).json()["job_id"]
+            for path, body in (
+                ("progress", {"fraction": 0.5, "message": XSS}),
+                ("logs", {"seq": 1, "stream": "stdout", "text": XSS + "\n"}),
+            ):
+                assert client.post(
+                    f"{AGENT}/jobs/{job_id}/{path}", json=body, headers=agent
+                ).is_success
+            results = page_touch_results(max_pages=4, repetitions=3)
+            for record in results:
+                record["library"] = {"name": "libxac", "version": XSS, "git_revision": XSS}
+            results.append(result_record(params={"n": 1, "access": "read", "note": XSS}))
+            sent = client.post(
+                f"{AGENT}/jobs/{job_id}/results",
+                json={"upload_id": str(uuid.uuid4()), "results": results},
+                headers=agent,
+            )
+            assert sent.status_code == 201, sent.text
+            done = client.post(
+                f"{AGENT}/jobs/{job_id}/finish",
+                json={"status": "succeeded", "message": XSS},
+                headers=agent,
+            )
+            assert done.status_code == 200, done.text
+        queued = client.post(  # stays queued: the queue page lists it
+            "/api/v1/runs",
+            json={"machine_id": machine_id, "suite": "page-touch", "profile": "quick"},
+        )
+        assert queued.status_code == 201, queued.text
+        assert client.post("/api/v1/tokens", json={"name": XSS}).status_code == 201
+        schedule = client.post(
+            "/api/v1/schedules",
+            json={
+                "name": XSS,
+                "cron": "0 3 * * *",
+                "matrix": {"machine_ids": [machine_id], "suites": ["page-touch"]},
+            },
+        )
+        assert schedule.status_code == 201, schedule.text
+        client.close()
+        yield (
+            server.base_url,
+            {"run_id": str(run_ids[0]), "a": str(run_ids[0]), "b": str(run_ids[1])},
+        )
+
+
+def html_pages(ids: dict[str, str]) -> list[str]:
+    """Every GET route of the pages, path ids filled in, plus a filled-in comparison."""
+    paths = []
+    for route in pages.router.routes:
+        if isinstance(route, APIRoute) and "GET" in (route.methods or ()):
+            names = re.findall(r"{(\w+)}", route.path)
+            assert set(names) <= set(ids), f"no seeded id for {route.path}"
+            paths.append(re.sub(r"{(\w+)}", lambda m: ids[m.group(1)], route.path))
+    paths.append(f"/compare?kind=runs&a={ids['a']}&b={ids['b']}")
+    return paths
+
+
+def test_every_page_renders_cleanly_and_escapes_stored_text(
+    seeded: tuple[str, dict[str, str]],
+) -> None:
+    base, ids = seeded
+    paths = html_pages(ids)
+    assert len(paths) >= 10
+    problems: list[str] = []
+    dialogs: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            current = {"path": "/login"}  # the page being visited, for the messages
+
+            def on_console(message: ConsoleMessage) -> None:
+                if message.type == "error":
+                    problems.append(f"{current['path']}: console error: {message.text}")
+
+            def on_dialog(dialog: Dialog) -> None:
+                dialogs.append(f"{current['path']}: {dialog.message}")
+                dialog.dismiss()
+
+            page.on("console", on_console)
+            page.on("pageerror", lambda e: problems.append(f"{current['path']}: page error: {e}"))
+
+            def on_failed(request: Request) -> None:
+                # Leaving the run page cuts its event stream: that is no failure.
+                if not (request.url.endswith("/events") and request.failure == "net::ERR_ABORTED"):
+                    problems.append(f"{current['path']}: failed {request.url} {request.failure}")
+
+            page.on("requestfailed", on_failed)
+            page.on("dialog", on_dialog)
+
+            page.goto(f"{base}/login")
+            page.fill("#username", "admin")
+            page.fill("#password", LIVE_PASSWORD)
+            page.click("#login-submit")
+            page.wait_for_selector("[data-testid='whoami']")
+            for path in paths:
+                current["path"] = path
+                reply = page.goto(f"{base}{path}", wait_until="load")
+                assert reply is not None and reply.status == 200, (
+                    f"{path}: {reply and reply.status}"
+                )
+                page.wait_for_timeout(300)  # scripts that fetch and draw after load
+                assert page.locator("[data-xss]").count() == 0, f"{path} made markup of text"
+            current["path"] = f"/runs/{ids['run_id']}"
+            page.goto(f"{base}/runs/{ids['run_id']}")
+            page.wait_for_selector("#chart[data-ready='true']", timeout=10_000)
+            assert XSS in page.inner_text("body"), "the job message is not shown as text"
+            assert page.locator("[data-xss]").count() == 0
+            page.goto(f"{base}/tokens")
+            assert XSS in page.inner_text("body")
+            page.goto(f"{base}/schedules")
+            assert XSS in page.inner_text("body")
+        finally:
+            browser.close()
+    assert dialogs == []
+    assert problems == []
