@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -110,8 +111,10 @@ def test_revoked_token_exits_3(
 def test_doctor_speaks_in_sentences(
     env: Path, lab: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    before = set(os.listdir("."))
     code = cli.main(["doctor"])
     out = capsys.readouterr().out
+    assert set(os.listdir(".")) == before, "doctor ran a program in the caller's directory"
     assert code == 1, "not registered, so at least one problem"
     assert "not registered" in out and "programs are present and run" in out
     assert all(line.startswith(("ok", "PROBLEM")) for line in out.splitlines())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,9 +58,16 @@ def check_programs(config: Config) -> list[Finding]:
                 )
                 continue
             try:
-                done = subprocess.run(
-                    [str(path), "--help"], capture_output=True, timeout=10, check=False
-                )
+                # In a throw-away directory: a program must never leave files
+                # in the operator's current directory, even for --help.
+                with tempfile.TemporaryDirectory(prefix="xaclab-doctor-") as scratch:
+                    done = subprocess.run(
+                        [str(path), "--help"],
+                        capture_output=True,
+                        timeout=10,
+                        check=False,
+                        cwd=scratch,
+                    )
             except (OSError, subprocess.SubprocessError) as exc:
                 findings.append(Finding(False, f"{path} does not run: {exc}."))
                 continue
