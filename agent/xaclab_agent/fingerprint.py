@@ -6,7 +6,8 @@ The fingerprint is a JSON object of sections (``cpu``, ``memory``, ``kernel``,
 the block-device stack resolved down to the disks (model, rotational, I/O
 scheduler, the kernel's and, where a tool answers, the device's write cache).
 
-``fingerprint_hash`` is a SHA-256 over :data:`HASH_FIELDS` only: the fields
+``fingerprint_hash`` is a SHA-256 over :data:`HASH_FIELDS` only (the
+``identity_fields`` of docs/fingerprint-fields.json, which the server reads too): the fields
 that decide whether two machines' numbers are comparable — CPU model, cores
 and governor, memory, kernel, distribution, filesystem, mount options, disk
 models, rotational and scheduler.  Two machines whose CPUs or disks differ
@@ -25,6 +26,7 @@ import platform
 import socket
 import subprocess
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -34,22 +36,16 @@ from xaclab_agent.writecache import device_state
 FINGERPRINT_VERSION = 2
 AGENT_VERSION = "0.1.0"
 
-HASH_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("fingerprint_version",),
-    ("arch",),
-    ("cpu", "model"),
-    ("cpu", "cores"),
-    ("cpu", "logical_cpus"),
-    ("cpu", "governor"),
-    ("memory", "total_gib"),
-    ("kernel", "release"),
-    ("os", "id"),
-    ("os", "version_id"),
-    ("storage", "fstype"),
-    ("storage", "mount_options"),
-    ("storage", "disk_models"),
-    ("storage", "rotational"),
-    ("storage", "schedulers"),
+
+def _field_lists() -> dict[str, Any]:
+    """docs/fingerprint-fields.json, shared with the server so both hash alike."""
+    text = resources.files("xaclab_agent").joinpath("fingerprint-fields.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+HASH_FIELDS: tuple[tuple[str, ...], ...] = tuple(
+    tuple(path) for path in _field_lists()["identity_fields"]
 )
 CPUFREQ = Path("/sys/devices/system/cpu")
 

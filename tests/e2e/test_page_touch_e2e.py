@@ -6,6 +6,7 @@ process, and the real libxac/bin/page_touch --quick.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -39,6 +40,16 @@ def test_page_touch_run_end_to_end(server: Server, tmp_path: Path) -> None:
     )
     machines = httpx.get(f"{server.base}/api/v1/machines").json()
     machine = next(m for m in machines if m["name"] == "e2e-lab-01")
+    # The server's comparability hash is the one the real agent computes for
+    # this machine (both read docs/fingerprint-fields.json).
+    printed = subprocess.run(
+        [str(VENV_BIN / "xaclab-agent"), "fingerprint"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert machine["fingerprint_hash"] == json.loads(printed.stdout)["fingerprint_hash"]
 
     created = httpx.post(
         f"{server.base}/api/v1/runs",

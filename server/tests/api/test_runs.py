@@ -25,7 +25,8 @@ def test_machines_list(client: TestClient) -> None:
     assert machine["id"] == machine_id
     assert machine["name"] == "lab-07"
     assert machine["online"] is True
-    assert len(machine["fingerprint_hash"]) == 64
+    assert machine["fingerprint_hash"].startswith("sha256:")
+    assert len(machine["fingerprint_hash"]) == len("sha256:") + 64
     assert set(machine) == {"id", "name", "fingerprint_hash", "last_seen_at", "online", "approved"}
 
 

@@ -21,7 +21,7 @@ immutable, so a pair's numbers are cached by the ids of its results.
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,16 +31,8 @@ from sqlalchemy.orm import Session
 
 from xaclab_server.models import Job, Machine, Result, Run
 from xaclab_server.services import significance
+from xaclab_server.services.machines import HARDWARE_FIELDS, dig
 
-HARDWARE_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("arch",),
-    ("cpu", "model"),
-    ("cpu", "cores"),
-    ("cpu", "logical_cpus"),
-    ("memory", "total_gib"),
-    ("storage", "disk_models"),
-    ("storage", "rotational"),
-)
 SUT_SPECIFIC_KEYS = frozenset({"cache_mib", "map_mib"})
 CACHE_SIZE = 4096
 Statistic = Literal["median", "mean"]
@@ -147,18 +139,10 @@ def compare_runs(*, session: Session, a: int, b: int, statistic: Statistic) -> C
 def hardware_differences(a: Machine, b: Machine) -> list[str]:
     differences = []
     for path in HARDWARE_FIELDS:
-        left, right = _dig(a.fingerprint, path), _dig(b.fingerprint, path)
+        left, right = dig(a.fingerprint, path), dig(b.fingerprint, path)
         if left != right:
             differences.append(f"{'.'.join(path)} ({left!r} against {right!r})")
     return differences
-
-
-def _dig(value: Any, path: Sequence[str]) -> Any:
-    for part in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
 
 
 def compare_machines(

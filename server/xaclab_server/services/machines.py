@@ -4,6 +4,7 @@ import hashlib
 import json
 import secrets
 from datetime import datetime, timedelta
+from importlib import resources
 from typing import Any
 
 from sqlalchemy import select
@@ -20,10 +21,45 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def _field_lists() -> dict[str, Any]:
+    """docs/fingerprint-fields.json: the same file the agent hashes with."""
+    text = resources.files("xaclab_server").joinpath("fingerprint-fields.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+FieldPath = tuple[str, ...]
+IDENTITY_FIELDS: tuple[FieldPath, ...] = tuple(
+    tuple(path) for path in _field_lists()["identity_fields"]
+)
+HARDWARE_FIELDS: tuple[FieldPath, ...] = tuple(
+    tuple(path) for path in _field_lists()["hardware_fields"]
+)
+
+
+def dig(value: Any, path: FieldPath) -> Any:
+    """``value[path[0]][path[1]]...``, or None where a level is missing or not an object."""
+    for part in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
 def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON (sorted keys, no spaces) of the fingerprint."""
-    canonical = json.dumps(fingerprint, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """The comparability hash: SHA-256 over the identity fields only.
+
+    Computed by the server from the fingerprint rather than taken from the
+    agent, so a machine's identity never depends on what an agent claims; it
+    is byte for byte the agent's ``fingerprint_hash`` for the same fingerprint
+    (both read docs/fingerprint-fields.json).  The host name, the library
+    build, the write-cache state and volatile fields are left out, so
+    renaming or rebuilding does not split a machine's history, while a
+    different CPU, memory size, kernel, file system or disk always does.
+    """
+    picked = {".".join(path): dig(fingerprint, path) for path in IDENTITY_FIELDS}
+    canonical = json.dumps(picked, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 class RegistrationRefused(ValueError):
