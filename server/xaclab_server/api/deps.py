@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import Depends, HTTPException, Request, status
+from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -30,27 +31,27 @@ from xaclab_server.services.suites import Suite
 SessionDep = Annotated[Session, Depends(get_db)]
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_sessionmaker(request: Request) -> sessionmaker[Session]:
+async def get_sessionmaker(request: Request) -> sessionmaker[Session]:
     factory: sessionmaker[Session] = request.app.state.sessionmaker
     return factory
 
 
-def get_suites(request: Request) -> dict[str, Suite]:
+async def get_suites(request: Request) -> dict[str, Suite]:
     suites: dict[str, Suite] = request.app.state.suites
     return suites
 
 
-def get_result_validator(request: Request) -> ResultValidator:
+async def get_result_validator(request: Request) -> ResultValidator:
     validator: ResultValidator = request.app.state.result_validator
     return validator
 
 
-def get_notifier(request: Request) -> JobNotifier:
+async def get_notifier(request: Request) -> JobNotifier:
     notifier: JobNotifier = request.app.state.notifier
     return notifier
 
@@ -64,8 +65,9 @@ NotifierDep = Annotated[JobNotifier, Depends(get_notifier)]
 _bearer = HTTPBearer(auto_error=False, description="The agent token from POST /register.")
 
 
-def get_current_agent(
-    session: SessionDep,
+async def get_current_agent(
+    factory: SessionFactoryDep,
+    settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Machine:
     if credentials is None:
@@ -74,7 +76,20 @@ def get_current_agent(
             "This call needs an agent token: send 'Authorization: Bearer <agent_token>'.",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    machine = authenticate_agent(session=session, token=credentials.credentials)
+    token = credentials.credentials
+
+    def look_up() -> Machine | None:
+        with factory() as session:
+            return authenticate_agent(
+                session=session,
+                token=token,
+                # At most one write per quarter of the online window (30 s of 120 s).
+                touch_seconds=settings.machine_online_seconds / 4,
+            )
+
+    # One worker-thread hop for the whole lookup: agents' long polls are most
+    # of an idle server's requests (server/bench/idle_agents.py).
+    machine = await run_in_threadpool(look_up)
     if machine is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
@@ -147,12 +162,14 @@ def require_role(principal: Principal, role: str) -> User:
     return principal.user
 
 
-def user_api_guard(request: Request, principal: PrincipalDep, settings: SettingsDep) -> None:
+async def user_api_guard(request: Request, principal: PrincipalDep, settings: SettingsDep) -> None:
     """The access rule of every user-API route (see the module docstring)."""
     _guard(request, principal, settings, write_role="operator")
 
 
-def account_api_guard(request: Request, principal: PrincipalDep, settings: SettingsDep) -> None:
+async def account_api_guard(
+    request: Request, principal: PrincipalDep, settings: SettingsDep
+) -> None:
     """As :func:`user_api_guard`, but any user may write (their own tokens); routes narrow it."""
     _guard(request, principal, settings, write_role="viewer")
 
@@ -172,15 +189,15 @@ def _guard(request: Request, principal: Principal, settings: Settings, *, write_
         )
 
 
-def get_current_user(principal: PrincipalDep) -> User:
+async def get_current_user(principal: PrincipalDep) -> User:
     return require_role(principal, "viewer")
 
 
-def get_operator(principal: PrincipalDep) -> User:
+async def get_operator(principal: PrincipalDep) -> User:
     return require_role(principal, "operator")
 
 
-def get_admin(principal: PrincipalDep) -> User:
+async def get_admin(principal: PrincipalDep) -> User:
     return require_role(principal, "admin")
 
 

@@ -104,12 +104,21 @@ def register_machine(
     raise RuntimeError(f"could not register machine {name!r}")
 
 
-def authenticate_agent(*, session: Session, token: str) -> Machine | None:
-    """The machine whose current token this is, with last_seen_at refreshed; None if unknown."""
+def authenticate_agent(*, session: Session, token: str, touch_seconds: float = 0) -> Machine | None:
+    """The machine whose current token this is, or None if unknown.
+
+    ``last_seen_at`` is written only when it is at least ``touch_seconds``
+    old: an idle agent re-polls every 25 s, and with hundreds of agents an
+    UPDATE and a synced COMMIT per poll would be most of an idle server's
+    work.  The caller picks a value well inside the online window, so a
+    machine never looks offline because of it.  The transaction ends here
+    either way, so a long poll holds no database connection.
+    """
     machine = session.scalar(select(Machine).where(Machine.token_hash == hash_token(token)))
-    if machine is None:
-        return None
-    machine.last_seen_at = utcnow()
+    if machine is not None:
+        now = utcnow()
+        if now - machine.last_seen_at >= timedelta(seconds=touch_seconds):
+            machine.last_seen_at = now
     session.commit()
     return machine
 

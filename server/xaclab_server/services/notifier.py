@@ -32,6 +32,9 @@ class JobNotifier:
         self._machines: Counter[int] = Counter()
         self._poller: asyncio.Task[None] | None = None
         self._last_sweep = -math.inf
+        # machine id -> monotonic time at which the shared poller last
+        # started a look that included it and found no queued job.
+        self._idle_at: dict[int, float] = {}
 
     def sweep_due(self, interval: float) -> bool:
         """Whether this process should sweep expired leases now: at most once per interval,
@@ -45,7 +48,22 @@ class JobNotifier:
 
     def notify(self) -> None:
         """Wake every waiting claim; safe to call from any thread."""
+        with self._lock:
+            self._idle_at.clear()  # this process queued jobs: nobody is known idle
         self._wake(lambda _machine: True)
+
+    def known_idle(self, machine_id: int, max_age: float) -> bool:
+        """Whether a look that began under ``max_age`` seconds ago found no job for the machine.
+
+        An agent's next long poll can then skip its first claim query and just
+        wait: a job queued since then by this process wakes it through
+        :meth:`notify`, and one queued elsewhere is found by the next look,
+        at most one interval later.  With 200 idle agents this halves the
+        database work of a re-poll.
+        """
+        with self._lock:
+            looked = self._idle_at.get(machine_id)
+        return looked is not None and time.monotonic() - looked < max_age
 
     def wake_machines(self, machine_ids: set[int]) -> None:
         """Wake the claims waiting for these machines."""
@@ -102,11 +120,19 @@ class JobNotifier:
                     if self._poller is asyncio.current_task():
                         self._poller = None
                     return
+            started = time.monotonic()  # before the query: what it cannot see is newer
             try:
                 found = await run_in_threadpool(look, waiting)
             except Exception:  # a database restart must not stop the claims being woken
                 log.exception("the shared claim poll failed; trying again in %s s", interval)
                 continue
+            with self._lock:
+                for machine in waiting - found:
+                    self._idle_at[machine] = started
+                for machine in found:
+                    self._idle_at.pop(machine, None)
+                if len(self._idle_at) > 4 * len(waiting) + 1024:  # machines long gone
+                    self._idle_at = {m: t for m, t in self._idle_at.items() if m in waiting}
             if found:
                 self.wake_machines(found)
 

@@ -113,12 +113,17 @@ async def claim(
             )
 
     with notifier.subscribe(agent.id) as woken:
+        # A re-poll right after a look that found nothing for this machine
+        # waits without asking the database (JobNotifier.known_idle).
+        skip = wait > 0 and notifier.known_idle(agent.id, interval)
         while True:
             woken.clear()
-            sweep = notifier.sweep_due(interval)
-            job = await run_in_threadpool(_claim_once, factory, agent.id, settings, sweep)
-            if job is not None:
-                return Response(job.model_dump_json(), media_type="application/json")
+            if not skip:
+                sweep = notifier.sweep_due(interval)
+                job = await run_in_threadpool(_claim_once, factory, agent.id, settings, sweep)
+                if job is not None:
+                    return Response(job.model_dump_json(), media_type="application/json")
+            skip = False
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return Response(status_code=status.HTTP_204_NO_CONTENT)
