@@ -23,6 +23,7 @@ from xaclab_server.api.routes import (
     jobs,
     machines,
     matrices,
+    reproduction,
     runs,
     suites,
     users,
@@ -36,9 +37,11 @@ from xaclab_server.core.metrics import REGISTRY, DatabaseCollector, RequestMetri
 from xaclab_server.core.paths import PACKAGE_DIR
 from xaclab_server.services import accounts, scheduler
 from xaclab_server.services.notifier import JobNotifier
+from xaclab_server.services.reproduction import load_report_figures
 from xaclab_server.services.results import load_validator
 from xaclab_server.services.suites import Suite, load_suites
 from xaclab_server.ui import pages
+from xaclab_server.ui import reproduction as reproduction_page
 
 log = logging.getLogger("xaclab_server")
 
@@ -76,6 +79,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.suites = suite_declarations
     app.state.result_validator = load_validator(settings.result_schema_path)
     app.state.notifier = notifier
+    app.state.thesis_figures = load_report_figures()
 
     app.add_exception_handler(RequestValidationError, request_validation_handler)
     app.add_exception_handler(DataError, data_error_handler)
@@ -103,7 +107,9 @@ def create_app(settings: Settings) -> FastAPI:
     for router in (machines.router, suites.router, runs.router, jobs.router, matrices.router):
         app.include_router(router, dependencies=guarded)
     app.include_router(compare.router, dependencies=guarded)
+    app.include_router(reproduction.router, dependencies=guarded)
     app.include_router(pages.router)
+    app.include_router(reproduction_page.router)
     app.mount("/static", StaticFiles(directory=PACKAGE_DIR / "static"), name="static")
     return app
 

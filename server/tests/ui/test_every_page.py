@@ -18,6 +18,7 @@ from tests.live import REGISTRATION_TOKEN, ServerProcess, admin_token
 from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
 from xaclab_server.core.migrations import upgrade_head
 from xaclab_server.ui import pages
+from xaclab_server.ui import reproduction as reproduction_page
 
 # Closes an attribute, then a tag that would show itself and run script.
 XSS = "\"'><img src=x data-xss onerror=alert(1)>"
@@ -65,6 +66,17 @@ def seeded(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
             for record in results:
                 record["library"] = {"name": "libxac", "version": XSS, "git_revision": XSS}
             results.append(result_record(params={"n": 1, "access": "read", "note": XSS}))
+            # A row of the thesis-reproduction report (table 4.2) with a lab value.
+            results.append(
+                result_record(
+                    params={
+                        "n": 1024,
+                        "access": "read",
+                        "advisory": False,
+                        "durability": "nondurable",
+                    }
+                )
+            )
             sent = client.post(
                 f"{AGENT}/jobs/{job_id}/results",
                 json={"upload_id": str(uuid.uuid4()), "results": results},
@@ -95,19 +107,26 @@ def seeded(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         client.close()
         yield (
             server.base_url,
-            {"run_id": str(run_ids[0]), "a": str(run_ids[0]), "b": str(run_ids[1])},
+            {
+                "run_id": str(run_ids[0]),
+                "a": str(run_ids[0]),
+                "b": str(run_ids[1]),
+                "machine_id": str(machine_id),
+            },
         )
 
 
 def html_pages(ids: dict[str, str]) -> list[str]:
-    """Every GET route of the pages, path ids filled in, plus a filled-in comparison."""
+    """Every GET route of the pages, path ids filled in, plus a filled-in comparison and the
+    thesis-reproduction report of the seeded machine."""
     paths = []
-    for route in pages.router.routes:
+    for route in (*pages.router.routes, *reproduction_page.router.routes):
         if isinstance(route, APIRoute) and "GET" in (route.methods or ()):
             names = re.findall(r"{(\w+)}", route.path)
             assert set(names) <= set(ids), f"no seeded id for {route.path}"
             paths.append(re.sub(r"{(\w+)}", lambda m: ids[m.group(1)], route.path))
     paths.append(f"/compare?kind=runs&a={ids['a']}&b={ids['b']}")
+    paths.append(f"/reproduction?machine_id={ids['machine_id']}")
     return paths
 
 
@@ -166,6 +185,16 @@ def test_every_page_renders_cleanly_and_escapes_stored_text(
             assert XSS in page.inner_text("body")
             page.goto(f"{base}/schedules")
             assert XSS in page.inner_text("body")
+            page.goto(f"{base}/reproduction?machine_id={ids['machine_id']}")
+            assert XSS in page.inner_text("[data-testid='lab-machine']")
+            lab = page.locator(
+                "#table-4\\.2 tr[data-column='t_read_normal'] [data-testid='lab-value']"
+            )
+            assert lab.locator("strong").inner_text() == "4.1"  # mean of result_record's samples
+            page.select_option("#machine_id", ids["machine_id"])
+            page.click("#reproduction-submit")
+            page.wait_for_selector("[data-testid='reproduction']")
+            assert page.locator("[data-table]").count() == 15
         finally:
             browser.close()
     assert dialogs == []

@@ -1,0 +1,563 @@
+"""The thesis-reproduction report: the thesis's tables beside one lab machine's results.
+
+For each table of :data:`REPORT_TABLES` (docs/thesis-figures.json), one
+:class:`ReportRow` per measurement: the thesis's value on each of its
+machines, this machine's value in the same unit, and their ratio.  A row
+is grouped by the thesis row's identity (advisory, test, search tree ...),
+its column and its mapping, so a column mapped differently on different
+thesis machines (table C.11's Berkeley DB) gives one row per mapping.
+
+A lab value is one statistic of the newest result of this machine that
+matches the mapping (:mod:`.reproduction_lookup`).  Derived rows compute
+their formula from those values.  A row with no value says "not measured
+yet" and why.
+
+Units (:mod:`.units`): both sides are shown in the thesis's unit, except
+that cycle counts are shown as times, the thesis's through its machine's
+clock rate (Table 4.1); the lab value is also given in cycles when the
+machine's fingerprint names its clock (``cpu.max_freq_mhz``).
+"""
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy.orm import Session
+
+from xaclab_server.core.paths import PACKAGE_DIR
+from xaclab_server.models import Machine
+from xaclab_server.services.machines import dig
+from xaclab_server.services.reproduction_lookup import (
+    NOT_MEASURED,
+    Found,
+    find_latest,
+    is_number,
+)
+from xaclab_server.services.thesis_figures import (
+    Cell,
+    Derived,
+    Mapping,
+    ParamValue,
+    ThesisFigures,
+    ThesisFiguresError,
+    ThesisMachine,
+    ThesisTable,
+    load_thesis_figures,
+)
+from xaclab_server.services.units import (
+    UnitError,
+    convert,
+    cycles_to_time,
+    is_cycles,
+    is_time,
+    time_to_cycles,
+)
+
+REPORT_TABLES = (
+    "4.2",
+    "4.3",
+    "4.5",
+    "4.6",
+    "4.7",
+    "4.8",
+    "4.9",
+    "C.9",
+    "4.10",
+    "C.10",
+    "5.5",
+    "5.6",
+    "C.8",
+    "C.11",
+    "C.12",
+)
+THESIS_FIGURES = PACKAGE_DIR / "thesis-figures.json"  # a link to docs/thesis-figures.json
+Status = Literal["measured", "derived", "missing"]
+
+
+@dataclass(frozen=True, slots=True)
+class LabValue:
+    value: float
+    source_value: float
+    source_unit: str
+    statistic: str
+    n: int | None
+    result_ids: list[int]
+    run_ids: list[int]
+    measured_at: datetime | None
+    in_thesis_unit: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThesisCell:
+    machine: str
+    printed: float | None
+    value: float | None
+    ratio: float | None
+    difference: float | None
+
+
+@dataclass(slots=True)
+class ReportRow:
+    identity: dict[str, Any]
+    column: str
+    label: str
+    unit: str
+    thesis_unit: str
+    source: str
+    params: dict[str, ParamValue]
+    status: Status
+    lab: LabValue | None
+    missing: str
+    thesis: list[ThesisCell]
+
+
+@dataclass(slots=True)
+class ReportTable:
+    table: str
+    title: str
+    source: str
+    machines: list[str]
+    identity_columns: list[str]
+    rows: list[ReportRow]
+    caveats: list[str]
+    unmapped: list[str]
+    measured: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LabMachine:
+    id: int
+    name: str
+    description: str
+    clock_ghz: float | None
+    fingerprint_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThesisMachineOut:
+    name: str
+    description: str
+    clock_ghz: float
+
+
+@dataclass(slots=True)
+class Report:
+    machine: LabMachine
+    generated_at: datetime
+    thesis: str
+    thesis_machines: list[ThesisMachineOut]
+    tables: list[ReportTable]
+    measured: int = 0
+    total: int = 0
+
+
+@dataclass(slots=True)
+class _Spec:
+    identity: tuple[tuple[str, Any], ...]
+    column: str
+    label: str
+    cell: Cell
+    thesis_unit: str
+    thesis: dict[str, Any] = field(default_factory=dict)
+
+
+# ---- the machine ----------------------------------------------------------------------------
+
+
+def lab_machine(machine: Machine) -> LabMachine:
+    fingerprint = machine.fingerprint if isinstance(machine.fingerprint, dict) else {}
+    mhz = dig(fingerprint, ("cpu", "max_freq_mhz"))
+    clock = mhz / 1000 if is_number(mhz) and mhz > 0 else None
+    return LabMachine(
+        id=machine.id,
+        name=machine.name,
+        description=describe_fingerprint(fingerprint),
+        clock_ghz=clock,
+        fingerprint_hash=machine.fingerprint_hash,
+    )
+
+
+def describe_fingerprint(fingerprint: dict[str, Any]) -> str:
+    """One line naming a machine: CPU, memory, OS and kernel, file system and disks."""
+    parts = []
+    model = dig(fingerprint, ("cpu", "model"))
+    if model:
+        cpu = str(model)
+        cores, logical = (
+            dig(fingerprint, ("cpu", "cores")),
+            dig(fingerprint, ("cpu", "logical_cpus")),
+        )
+        if cores:
+            cpu += f", {cores} cores" + (
+                f" ({logical} logical)" if logical and logical != cores else ""
+            )
+        mhz = dig(fingerprint, ("cpu", "max_freq_mhz"))
+        if is_number(mhz) and mhz > 0:
+            cpu += f", {mhz / 1000:.2f} GHz max"
+        parts.append(cpu)
+    memory = dig(fingerprint, ("memory", "total_gib"))
+    if memory:
+        parts.append(f"{memory} GiB RAM")
+    system = dig(fingerprint, ("os", "pretty_name")) or dig(fingerprint, ("os", "id"))
+    if system:
+        parts.append(str(system))
+    release = dig(fingerprint, ("kernel", "release"))
+    if release:
+        parts.append(f"Linux {release}")
+    fstype = dig(fingerprint, ("storage", "fstype"))
+    disks = dig(fingerprint, ("storage", "disk_models"))
+    if fstype:
+        on = f" on {', '.join(str(d) for d in disks)}" if isinstance(disks, list) and disks else ""
+        parts.append(f"{fstype}{on}")
+    return "; ".join(parts) if parts else "no fingerprint details"
+
+
+# ---- the report -----------------------------------------------------------------------------
+
+
+def build_report(
+    *, session: Session, figures: ThesisFigures, machine: Machine, now: datetime
+) -> Report:
+    lab = lab_machine(machine)
+    plans = {name: _plan(table) for name, table in figures.tables.items()}
+    wanted: list[Mapping] = []
+    for name, specs in plans.items():
+        wanted.extend(s.cell for s in specs if isinstance(s.cell, Mapping))
+        wanted.extend(figures.tables[name].refs.values())
+    found, why = find_latest(session=session, machine_id=machine.id, mappings=wanted)
+    tables = [
+        _table(figures.tables[name], specs, found, why, figures.machines, lab.clock_ghz)
+        for name, specs in plans.items()
+    ]
+    report = Report(
+        machine=lab,
+        generated_at=now,
+        thesis=figures.thesis,
+        thesis_machines=[
+            ThesisMachineOut(m.name, m.description, m.clock_ghz) for m in figures.machines.values()
+        ],
+        tables=tables,
+    )
+    report.measured = sum(t.measured for t in tables)
+    report.total = sum(len(t.rows) for t in tables)
+    return report
+
+
+def _plan(table: ThesisTable) -> list[_Spec]:
+    """The report's rows of ``table`` (without values), in reading order."""
+    specs: dict[tuple[Any, ...], _Spec] = {}
+    identities: list[tuple[tuple[str, Any], ...]] = []
+    for row in table.rows:
+        if row.identity not in identities:
+            identities.append(row.identity)
+        for column, cell in row.cells.items():
+            key = (row.identity, column, _cell_key(cell))
+            spec = specs.get(key)
+            if spec is None:
+                spec = specs[key] = _Spec(
+                    identity=row.identity,
+                    column=column,
+                    label=table.labels.get(column, column.replace("_", " ")),
+                    cell=cell,
+                    thesis_unit=table.units[column],
+                )
+            spec.thesis[row.machine] = row.values.get(column)
+        for model in table.model:
+            extra = {p: dict(row.identity)[p] for p in model.params_from_row}
+            mapping = model.mapping.with_params(extra)
+            key = (row.identity, model.name, _cell_key(mapping))
+            spec = specs.get(key)
+            if spec is None:
+                spec = specs[key] = _Spec(
+                    identity=row.identity,
+                    column=model.name,
+                    label=model.label,
+                    cell=mapping,
+                    thesis_unit=table.units[model.compare_with],
+                )
+            spec.thesis[row.machine] = row.values.get(model.compare_with)
+    order = {c: i for i, c in enumerate(table.value_columns)}
+    model_order = {m.name: len(order) + i for i, m in enumerate(table.model)}
+    appearance = {key: i for i, key in enumerate(specs)}
+    return [
+        specs[key]
+        for key in sorted(
+            specs,
+            key=lambda k: (
+                identities.index(k[0]),
+                order.get(k[1], model_order.get(k[1], len(order))),
+                appearance[k],
+            ),
+        )
+    ]
+
+
+def _cell_key(cell: Cell) -> str:
+    if isinstance(cell, Derived):
+        return json.dumps(["derived", cell.formula.text, cell.unit, cell.operand_unit])
+    return json.dumps(
+        [cell.suite, cell.benchmark, cell.sut, cell.metric, cell.statistic, cell.params]
+    )
+
+
+def load_report_figures(path: Path = THESIS_FIGURES) -> ThesisFigures:
+    """The report's tables, checked so that every row's units convert (or ThesisFiguresError)."""
+    figures = load_thesis_figures(path, REPORT_TABLES)
+    for table in figures.tables.values():
+        for spec in _plan(table):
+            unit = row_unit(spec.thesis_unit, spec.cell)
+            try:
+                if is_cycles(spec.thesis_unit) and not is_time(unit):
+                    raise UnitError(f"cycles are shown as a time, not in {unit}")
+                if not is_cycles(spec.thesis_unit):
+                    convert(1.0, spec.thesis_unit, unit)
+                convert(1.0, spec.cell.unit, unit)
+                if isinstance(spec.cell, Derived) and spec.cell.operand_unit:
+                    for name in spec.cell.formula.names & set(table.refs):
+                        convert(1.0, table.refs[name].unit, spec.cell.operand_unit)
+            except UnitError as exc:
+                raise ThesisFiguresError(f"table {table.table}, {spec.column}: {exc}") from None
+    return figures
+
+
+def row_unit(thesis_unit: str, cell: Cell) -> str:
+    """The unit a row shows both sides in: the thesis's, or a time for cycle counts."""
+    return cell.unit if is_cycles(thesis_unit) else thesis_unit
+
+
+def _table(
+    table: ThesisTable,
+    specs: list[_Spec],
+    found: dict[Mapping, Found],
+    why: dict[Mapping, str],
+    machines: dict[str, ThesisMachine],
+    lab_clock: float | None,
+) -> ReportTable:
+    rows: list[ReportRow] = []
+    siblings: dict[tuple[Any, ...], ReportRow] = {}
+    for spec in specs:
+        unit = row_unit(spec.thesis_unit, spec.cell)
+        if isinstance(spec.cell, Mapping):
+            lab, missing = _measured(spec.cell, found, why, unit)
+            status: Status = "measured" if lab else "missing"
+            source, params = _describe(spec.cell), spec.cell.params_dict
+        else:
+            lab, missing = _derive(spec, table, siblings, found, unit)
+            status = "derived" if lab else "missing"
+            source, params = f"{spec.cell.formula.text} ({spec.cell.text})", {}
+        if lab is not None and is_cycles(spec.thesis_unit) and lab_clock and is_time(unit):
+            cycles = time_to_cycles(lab.value, unit, clock_ghz=lab_clock, to_unit=spec.thesis_unit)
+            lab = _with_cycles(lab, cycles)
+        row = ReportRow(
+            identity=dict(spec.identity),
+            column=spec.column,
+            label=spec.label,
+            unit=unit,
+            thesis_unit=spec.thesis_unit,
+            source=source,
+            params=params,
+            status=status,
+            lab=lab,
+            missing=missing,
+            thesis=[
+                _thesis_cell(m, spec.thesis.get(m), spec.thesis_unit, unit, machines, lab)
+                for m in table.machines
+            ],
+        )
+        siblings.setdefault((spec.identity, spec.column), row)
+        rows.append(row)
+    shown = {s.column for s in specs}
+    return ReportTable(
+        table=table.table,
+        title=table.title,
+        source=table.source,
+        machines=list(table.machines),
+        identity_columns=list(table.identity_columns),
+        rows=rows,
+        caveats=list(table.caveats),
+        unmapped=[c for c in table.value_columns if c not in shown],
+        measured=sum(r.lab is not None for r in rows),
+    )
+
+
+def _with_cycles(lab: LabValue, cycles: float) -> LabValue:
+    return LabValue(
+        value=lab.value,
+        source_value=lab.source_value,
+        source_unit=lab.source_unit,
+        statistic=lab.statistic,
+        n=lab.n,
+        result_ids=lab.result_ids,
+        run_ids=lab.run_ids,
+        measured_at=lab.measured_at,
+        in_thesis_unit=cycles,
+    )
+
+
+def _thesis_cell(
+    machine: str,
+    printed: Any,
+    thesis_unit: str,
+    unit: str,
+    machines: dict[str, ThesisMachine],
+    lab: LabValue | None,
+) -> ThesisCell:
+    if not is_number(printed):
+        return ThesisCell(machine, None, None, None, None)
+    value = float(printed)
+    if is_cycles(thesis_unit):
+        shown = cycles_to_time(
+            value, thesis_unit, clock_ghz=machines[machine].clock_ghz, to_unit=unit
+        )
+    else:
+        shown = convert(value, thesis_unit, unit)
+    ratio = difference = None
+    if lab is not None:
+        if unit == "%":
+            difference = lab.value - shown
+        elif shown > 0 and lab.value > 0:
+            ratio = lab.value / shown
+    return ThesisCell(machine, value, shown, ratio, difference)
+
+
+def _describe(mapping: Mapping) -> str:
+    what = f"{mapping.statistic} of {mapping.metric}"
+    return f"{mapping.suite} / {mapping.benchmark} ({mapping.sut}): {what}"
+
+
+def _statistic(found: Found, statistic: str) -> float | None:
+    name = {"stdev": "stddev", "value": "mean"}.get(statistic, statistic)
+    return found.stats.get(name)
+
+
+def _measured(
+    mapping: Mapping, found: dict[Mapping, Found], why: dict[Mapping, str], unit: str
+) -> tuple[LabValue | None, str]:
+    hit = found.get(mapping)
+    if hit is None:
+        return None, why.get(mapping, NOT_MEASURED)
+    raw = _statistic(hit, mapping.statistic)
+    if raw is None:
+        return None, (
+            f"{NOT_MEASURED}: run {hit.run_id}'s result has {hit.n} sample(s), "
+            f"too few for a {mapping.statistic}"
+        )
+    try:
+        value = convert(raw, hit.unit, unit)
+    except UnitError as exc:
+        return None, f"{NOT_MEASURED}: run {hit.run_id}'s result is in {hit.unit}; {exc}"
+    return (
+        LabValue(
+            value=value,
+            source_value=raw,
+            source_unit=hit.unit,
+            statistic=mapping.statistic,
+            n=hit.n,
+            result_ids=[hit.result_id],
+            run_ids=[hit.run_id],
+            measured_at=hit.created_at,
+        ),
+        "",
+    )
+
+
+def _derive(
+    spec: _Spec,
+    table: ThesisTable,
+    siblings: dict[tuple[Any, ...], ReportRow],
+    found: dict[Mapping, Found],
+    unit: str,
+) -> tuple[LabValue | None, str]:
+    cell = spec.cell
+    assert isinstance(cell, Derived)
+    operands: dict[str, float] = {}
+    parts: list[LabValue] = []
+    lacking: list[str] = []
+    for name in sorted(cell.formula.names):
+        lab = _operand(name, spec.identity, table, siblings, found)
+        if lab is None:
+            ref = table.refs.get(name)
+            lacking.append(f"{name} ({_describe(ref)})" if ref else table.labels.get(name, name))
+            continue
+        try:
+            operands[name] = (
+                convert(lab.value, lab.source_unit, cell.operand_unit)
+                if cell.operand_unit
+                else lab.value
+            )
+        except UnitError as exc:
+            return None, f"{NOT_MEASURED}: {name}: {exc}"
+        parts.append(lab)
+    if lacking:
+        return None, f"{NOT_MEASURED}: needs {', '.join(lacking)}"
+    result = cell.formula.evaluate(operands)
+    if result is None:
+        return None, f"{NOT_MEASURED}: {cell.formula.text} is undefined for these values"
+    try:
+        value = convert(result, cell.unit, unit)
+    except UnitError as exc:
+        return None, f"{NOT_MEASURED}: {exc}"
+    stamps = [p.measured_at for p in parts if p.measured_at is not None]
+    return (
+        LabValue(
+            value=value,
+            source_value=result,
+            source_unit=cell.unit,
+            statistic="derived",
+            n=None,
+            result_ids=sorted({i for p in parts for i in p.result_ids}),
+            run_ids=sorted({i for p in parts for i in p.run_ids}),
+            measured_at=max(stamps) if stamps else None,
+        ),
+        "",
+    )
+
+
+def _operand(
+    name: str,
+    identity: tuple[tuple[str, Any], ...],
+    table: ThesisTable,
+    siblings: dict[tuple[Any, ...], ReportRow],
+    found: dict[Mapping, Found],
+) -> LabValue | None:
+    """A formula's operand: the same thesis row's column, else one of the table's refs.
+
+    The value comes back with ``source_unit`` set to the unit ``value`` is in.
+    """
+    sibling = siblings.get((identity, name))
+    if sibling is not None:
+        if sibling.lab is None:
+            return None
+        return _in_unit(sibling.lab, sibling.unit)
+    mapping = table.refs.get(name)
+    hit = found.get(mapping) if mapping is not None else None
+    if mapping is None or hit is None:
+        return None
+    raw = _statistic(hit, mapping.statistic)
+    if raw is None:
+        return None
+    return LabValue(
+        value=raw,
+        source_value=raw,
+        source_unit=hit.unit,
+        statistic=mapping.statistic,
+        n=hit.n,
+        result_ids=[hit.result_id],
+        run_ids=[hit.run_id],
+        measured_at=hit.created_at,
+    )
+
+
+def _in_unit(lab: LabValue, unit: str) -> LabValue:
+    return LabValue(
+        value=lab.value,
+        source_value=lab.value,
+        source_unit=unit,
+        statistic=lab.statistic,
+        n=lab.n,
+        result_ids=lab.result_ids,
+        run_ids=lab.run_ids,
+        measured_at=lab.measured_at,
+    )

@@ -1,0 +1,41 @@
+"""The thesis-reproduction page: pick a machine, see the thesis's tables beside its results.
+
+Readable by anyone who may read pages (any logged-in user, or everyone while
+``XACLAB_ANONYMOUS_READ`` is true), like the other pages.  Its export links
+point at ``GET /api/v1/machines/{id}/reproduction``.
+"""
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy import select
+
+from xaclab_server.api.deps import PrincipalDep, SessionDep, SettingsDep
+from xaclab_server.api.routes.reproduction import machine_report
+from xaclab_server.models import Machine
+from xaclab_server.services.reproduction_export import HELPERS
+from xaclab_server.ui.pages import _page, _reader, refusals
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/reproduction", response_class=HTMLResponse)
+@refusals
+def reproduction_page(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: PrincipalDep,
+    machine_id: str | None = None,
+) -> Response:
+    _reader(request, principal, settings)
+    report = None
+    if machine_id:
+        try:
+            chosen = int(machine_id)
+        except ValueError:
+            chosen = 0
+        report = machine_report(request, session, chosen)
+        if report is None:
+            return _page(request, "not_found.html", {"what": f"Machine {machine_id!r}"}, 404)
+    machines = session.scalars(select(Machine).order_by(Machine.name)).all()
+    return _page(request, "reproduction.html", {"machines": machines, "report": report, **HELPERS})
