@@ -21,7 +21,10 @@
  * xInit's flag; durable runs also measure, as sut "os" benchmark
  * "fdatasync" metric "time" (us), one append of a 128-byte record (the
  * size of a one-page commit record) to a log file followed by fdatasync:
- * the floor for a durable commit.  For each (advisory, durability, access)
+ * the floor for a durable commit, and then benchmark "durable_commit":
+ * a one-page durable commit and the raw append + fdatasync alternated in
+ * one loop, with their per-pair ratio (metric "ratio_to_fdatasync",
+ * issue C's target).  For each (advisory, durability, access)
  * the program fits T(n) = c + a*n (reads) or c + b*n (writes) by least
  * squares over every sample of the whole-transaction time T (us), weighted
  * 1/n^2 (see emit_fit): results benchmark "fit", metrics "c", "a" or "b"
@@ -220,6 +223,55 @@ static void fsync_floor(const char *scratch, long reps)
     unlink(path);
 }
 
+/* Issue C's ratio, measured side by side: each repetition times one raw
+ * append + fdatasync (as fsync_floor) and then one durable commit that
+ * writes one page (advisory, so no fault is timed), alternating, so both
+ * see the same disk at the same moment.  Emits both series and the
+ * per-pair ratio commit / raw (benchmark "durable_commit"). */
+static void commit_vs_floor(int *x, const char *scratch, long reps)
+{
+    char path[4096], rec[128];
+    xb_result *raw, *commit, *ratio;
+    uint64_t t0, t1;
+    off_t off = 0;
+    long k;
+    int fd;
+
+    xb_path(path, sizeof path, scratch, "pair.log");
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+        xb_die_errno(path);
+    memset(rec, 0x5a, sizeof rec);
+    raw = xb_result_new("page-touch", "durable_commit", "os", "time", "us",
+                        XB_LOWER);
+    commit = xb_result_new("page-touch", "durable_commit", "libxac", "time",
+                           "us", XB_LOWER);
+    ratio = xb_result_new("page-touch", "durable_commit", "libxac",
+                          "ratio_to_fdatasync", "ratio", XB_LOWER);
+    for (k = -1; k < reps; k++) {
+        t0 = xb_now_ns();
+        if (pwrite(fd, rec, sizeof rec, off) != (ssize_t)sizeof rec ||
+            fdatasync(fd) != 0)
+            xb_die_errno("fdatasync floor");
+        t0 = xb_now_ns() - t0;
+        off += (off_t)sizeof rec;
+        t1 = touch(x, 1, 1, 1);
+        if (k < 0)
+            continue; /* warm-up pair */
+        xb_sample(raw, (double)t0 / 1e3);
+        xb_sample(commit, (double)t1 / 1e3);
+        xb_sample(ratio, (double)t1 / (double)(t0 ? t0 : 1));
+    }
+    xb_param_int(raw, "bytes", (long long)sizeof rec);
+    xb_param_int(commit, "n", 1);
+    xb_param_int(ratio, "n", 1);
+    xb_result_emit(raw);
+    xb_result_emit(commit);
+    xb_result_emit(ratio);
+    close(fd);
+    unlink(path);
+}
+
 /* Fit T(n) = c + slope*n over the samples and emit c, slope, r2.  n runs
  * 1 .. 1024 geometrically and the spread of T grows with n, so an
  * unweighted fit of T on n would let the n = 1024 points decide c.  The
@@ -381,6 +433,10 @@ int main(int argc, char **argv)
             emit_fit(fn + (size_t)(access * 2 + adv) * cap,
                      ft + (size_t)(access * 2 + adv) * cap,
                      fk[access][adv], adv, d, access);
+    if (d == 1) {
+        xb_progress(0.99, "durable commit beside raw fdatasync");
+        commit_vs_floor(x, scratch, (long)reps);
+    }
     rc = xShutdown();
     if (rc != 0) {
         fprintf(stderr, "page_touch: xShutdown: %s\n", xStrerror(rc));

@@ -97,6 +97,7 @@ struct xac_env {
     int xe_logfd;             /* log file number xe_logno, or -1 */
     uint32_t xe_logno;
     uint64_t xe_log_limit;    /* rotate a log file beyond this size */
+    uint64_t xe_log_alloc;    /* bytes allocated to log file xe_logno */
     unsigned xe_commit_delay_us; /* leader waits up to this for others */
     char *xe_logbuf;          /* the record being built */
     size_t xe_loglen, xe_logcap;

@@ -50,6 +50,13 @@
 #define XLOG_VERSION 1u
 #define XLOG_FHDR 64u           /* file header bytes */
 #define XLOG_LIMIT_DEFAULT (64u << 20)
+/* Log files grow by fallocate() in steps of this much, ahead of the
+ * appends: a record then lands in allocated blocks, and the fdatasync
+ * that makes it stable does not also have to journal a new file size and
+ * block allocation (25-30% of an fdatasync on ext4; see docs/libxac-
+ * durability.md).  Recovery reads the zeros past the last record as the
+ * end of the log. */
+#define XLOG_ALLOC_STEP (4u << 20)
 #define XCKP_NAME "xac.ckpt"
 #define XCKP_SLOT 512u
 
@@ -205,7 +212,32 @@ static int logfd_for(struct xac_env *e, uint32_t fno)
     if (e->xe_logfd < 0)
         return errno;
     e->xe_logno = fno;
+    e->xe_log_alloc = 0;
     return 0;
+}
+
+/* Make sure log file xe_logno has blocks up to end.  Only an optimisation:
+ * where fallocate is unsupported or fails, the append extends the file
+ * as before (and reports any real ENOSPC itself). */
+static void log_alloc(struct xac_env *e, uint64_t end)
+{
+    struct stat st;
+    uint64_t want;
+
+    if (end <= e->xe_log_alloc)
+        return;
+    if (e->xe_log_alloc == 0 && xos.fstat(e->xe_logfd, &st) == 0 &&
+        (uint64_t)st.st_size >= end) {
+        e->xe_log_alloc = (uint64_t)st.st_size; /* another process grew it */
+        return;
+    }
+    want = (end + XLOG_ALLOC_STEP - 1) / XLOG_ALLOC_STEP * XLOG_ALLOC_STEP;
+    if (want > e->xe_log_limit + XLOG_ALLOC_STEP)
+        want = end;
+    if (xos.fallocate(e->xe_logfd, 0, 0, (off_t)want) == 0)
+        e->xe_log_alloc = want;
+    else
+        e->xe_log_alloc = UINT64_MAX; /* not here: plain appends */
 }
 
 /* Create log file fno (replacing a leftover), write its header and make
@@ -483,6 +515,7 @@ int xlog_append(struct xac_env *e, uint64_t c)
     rc = logfd_for(e, (uint32_t)(tail >> 32));
     if (rc != 0)
         goto fail;
+    log_alloc(e, off + len);
     memcpy(&rh, e->xe_logbuf, sizeof rh);
     rh.lr_lsn = tail;
     rh.lr_stamp = c;
@@ -777,7 +810,7 @@ static int replay_file(struct xac_env *e, int datafd, uint32_t fno,
     struct xlog_rec rh;
     struct xlog_range rg;
     char *buf = NULL, *p;
-    uint64_t off, n;
+    uint64_t off, n, n2;
     uint32_t crc, i;
     int fd, rc;
 
@@ -850,7 +883,11 @@ static int replay_file(struct xac_env *e, int datafd, uint32_t fno,
         off += rh.lr_len;
     }
     *end = off;
-    *clean = off == n;
+    /* Clean: the file ends here, or only the zeros of preallocated space
+     * follow (a torn record leaves non-zero bytes). */
+    *clean = 1;
+    for (n2 = off; n2 < n && *clean; n2++)
+        *clean = buf[n2] == 0;
 out:
     free(buf);
     xos.close(fd);

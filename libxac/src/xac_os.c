@@ -47,6 +47,7 @@ static const struct xos_table xos_default = {
     .close = close,
     .fstat = fstat,
     .ftruncate = ftruncate,
+    .fallocate = fallocate,
     .fdatasync = fdatasync,
     .fsync = fsync,
     .unlink = unlink,

@@ -21,6 +21,7 @@ struct xos_table {
     int (*close)(int fd);
     int (*fstat)(int fd, struct stat *st);
     int (*ftruncate)(int fd, off_t length);
+    int (*fallocate)(int fd, int mode, off_t off, off_t len);
     int (*fdatasync)(int fd);
     int (*fsync)(int fd);
     int (*unlink)(const char *path);

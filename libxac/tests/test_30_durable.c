@@ -3,9 +3,12 @@
  * grow with the bytes changed, not the pages), checkpoints let log files
  * be archived, the sync method is selectable, and a failed sync fails the
  * transaction and every later one until recovery (fsyncgate). */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,12 +89,37 @@ static int count_sync(int fd)
     return fdatasync(fd);
 }
 
+/* Log files in the control directory, and the size of the newest. */
+static int nlogs(off_t *newest)
+{
+    DIR *d = opendir("ctl");
+    struct dirent *de;
+    struct stat st;
+    char path[512], best[256] = "";
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "xac.log.", 8) != 0)
+            continue;
+        n++;
+        if (strcmp(de->d_name, best) > 0)
+            snprintf(best, sizeof best, "%s", de->d_name);
+    }
+    closedir(d);
+    snprintf(path, sizeof path, "ctl/%s", best);
+    *newest = stat(path, &st) == 0 ? st.st_size : -1;
+    return n;
+}
+
 int main(void)
 {
     struct xac_stats st, st2;
     unsigned long long b0, b1, b2;
     char **names;
-    int *x, ok, i, rc, w;
+    int *x, ok, i, rc, w, logs_before;
+    off_t newest;
 
     tu_tmpdir();
     test_cond("CRC32C of \"123456789\" is 0xE3069283",
@@ -158,6 +186,9 @@ int main(void)
               tu_int_at("d.db", 0) == 7 && tu_int_at("d.db", 4) == 3);
 
     /* A child commits 100 times and exits without xShutdown. */
+    logs_before = nlogs(&newest);
+    test_cond("log files are preallocated in 4 MiB steps",
+              newest > 0 && newest % (4 << 20) == 0);
     w = tu_in_child(child_commits, NULL);
     test_cond("child committed and exited", WIFEXITED(w) &&
                                                 WEXITSTATUS(w) == 0);
@@ -177,6 +208,9 @@ int main(void)
     test_cond("every commit of the dead child is there", ok);
     E(xStats(&st));
     test_cond("recovery ran", st.recoveries >= 1);
+    test_cond("recovery read the preallocated zeros as the end of the log "
+              "and went on in the same file",
+              nlogs(&newest) == logs_before);
 
     /* Rotation and archive. */
     test_cond("xArchive lists", xArchive(&names, 0) == 0 && names != NULL);
