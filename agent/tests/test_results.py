@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from xaclab_agent.errors import ResultError
+from xaclab_agent.histogram import bucket_index
 from xaclab_agent.results import chunk_results, parse_result_line, with_env
 
 
@@ -44,3 +45,71 @@ def test_chunks_respect_the_count_limit(valid_result: dict[str, Any]) -> None:
     chunks = chunk_results([valid_result] * 2500)
     assert [len(c) for c in chunks] == [1000, 1000, 500]
     assert chunk_results([]) == []
+
+
+def _histogram_result(valid_result: dict[str, Any]) -> dict[str, Any]:
+    """100,001 samples: 1.0 (bucket 130944) once and 2.0 (bucket 131072) the other times."""
+    result = {k: v for k, v in valid_result.items() if k != "samples"}
+    result["histogram"] = {
+        "scheme": "log2-128",
+        "count": 100_001,
+        "min": 1.0,
+        "max": 2.0,
+        "sum": 200_001.0,
+        "sum_squares": 400_001.0,
+        "buckets": [[130944, 1], [131072, 100_000]],
+    }
+    return result
+
+
+def test_a_histogram_result_passes_through_unchanged(valid_result: dict[str, Any]) -> None:
+    result = _histogram_result(valid_result)
+    assert parse_result_line(json.dumps(result)) == result
+
+
+def test_bucket_index_is_the_formats() -> None:
+    assert [bucket_index(x) for x in (1.0, 2.0, 0.0, -0.0, -1.0)] == [
+        130944,
+        131072,
+        0,
+        0,
+        -130945,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"count": 100_000, "buckets": [[130944, 100_000]]}, "histogram/count"),
+        ({"buckets": [[131072, 100_000], [130944, 1]]}, "buckets/1: bucket indices must increase"),
+        ({"buckets": [[130944, 1], [130944, 100_000]]}, "must increase strictly"),
+        ({"count": 100_002}, "add up to 100001, not 100002"),
+        ({"buckets": [[130944, -1], [131072, 100_002]]}, "histogram/buckets/0/1"),
+        ({"buckets": [[130944, 1], [300_000, 100_000]]}, "histogram/buckets/1/0"),
+        ({"min": 3.0}, "greater than max"),
+        ({"min": 0.5}, "first and last bucket"),
+        ({"sum": 1.0}, "histogram/sum"),
+        ({"sum_squares": 1e9}, "sum_squares"),
+        ({"sum": float("nan")}, "not a finite number"),
+        ({"max": 10**400}, "histogram/max is not a finite number"),
+        ({"scheme": "log10"}, "histogram/scheme"),
+        ({"buckets": [[130944, 1, 1]]}, "histogram/buckets/0"),
+    ],
+)
+def test_malformed_histograms_are_refused(
+    valid_result: dict[str, Any], change: dict[str, Any], reason: str
+) -> None:
+    result = _histogram_result(valid_result)
+    result["histogram"].update(change)
+    with pytest.raises(ResultError, match=reason):
+        parse_result_line(json.dumps(result))
+
+
+def test_samples_and_histogram_together_or_neither_are_refused(
+    valid_result: dict[str, Any],
+) -> None:
+    both = {**_histogram_result(valid_result), "samples": [1.0]}
+    neither = {k: v for k, v in valid_result.items() if k != "samples"}
+    for result in (both, neither):
+        with pytest.raises(ResultError, match="either 'samples' or"):
+            parse_result_line(json.dumps(result))

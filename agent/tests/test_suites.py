@@ -138,3 +138,64 @@ def test_bad_declarations_are_refused(change: dict[str, Any], suites_dir: Path) 
     raw.update(change)
     with pytest.raises(SuiteError):
         parse_suite(raw, expected_name="fake")
+
+
+def test_concurrency_params_reach_only_their_programs() -> None:
+    suite = load_suite("concurrency")
+    assert suite.programs == ("concurrency_test", "concurrency_records")
+    params = suite.validate(
+        {
+            "procs": 4,
+            "durability": "durable",
+            "txns": 500,
+            "tests": "A",
+            "nrec": 200,
+            "variant": "fine",
+            "repetitions": 2,
+        }
+    )
+    b = Path("/b")
+    assert suite.argv("concurrency_test", "quick", params, b) == [
+        "/b/concurrency_test",
+        "--quick",
+        "--procs",
+        "4",
+        "--durability",
+        "durable",
+        "--txns",
+        "500",
+        "--tests",
+        "A",
+    ]
+    assert suite.argv("concurrency_records", "quick", params, b) == [
+        "/b/concurrency_records",
+        "--quick",
+        "--procs",
+        "4",
+        "--durability",
+        "durable",
+        "--nrec",
+        "200",
+        "--variant",
+        "fine",
+        "--reps",
+        "2",
+    ]
+    assert suite.argv("concurrency_records", "full", {"txns": 9}, b) == ["/b/concurrency_records"]
+
+
+def test_a_program_list_must_name_programs_of_the_suite(suites_dir: Path) -> None:
+    raw = json.loads((suites_dir / "fake.json").read_text())
+    raw["programs"] = ["fake_bench", "other_bench"]
+    raw["params"]["repetitions"]["programs"] = ["other_bench"]
+    suite = parse_suite(raw, expected_name="fake")
+    assert suite.argv("fake_bench", "full", {"repetitions": 3}, Path("/b")) == ["/b/fake_bench"]
+    assert suite.argv("other_bench", "full", {"repetitions": 3}, Path("/b")) == [
+        "/b/other_bench",
+        "--reps",
+        "3",
+    ]
+    for bad in (["missing_bench"], [], "fake_bench", ["fake_bench", "fake_bench"], [["x"]]):
+        raw["params"]["repetitions"]["programs"] = bad
+        with pytest.raises(SuiteError, match="'programs' must be a non-empty list"):
+            parse_suite(raw, expected_name="fake")

@@ -10,6 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 
 from xaclab_agent.errors import ResultError
+from xaclab_agent.histogram import check_histogram
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_RESULTS_PER_UPLOAD = 1000
@@ -37,11 +38,18 @@ def parse_result_line(line: bytes | str) -> dict[str, Any]:
         raise ResultError(f"not a JSON object: {_excerpt(line)}")
     if "env" in value:
         raise ResultError("a benchmark program must not set 'env'; the agent adds it")
+    if ("samples" in value) == ("histogram" in value):
+        raise ResultError(
+            "not a valid version-1 result at (top level): a result carries either 'samples' or "
+            "(above 100,000 samples) 'histogram'"
+        )
     errors = sorted(_validator().iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "(top level)"
         raise ResultError(f"not a valid version-1 result at {where}: {first.message[:300]}")
+    if "histogram" in value:
+        check_histogram(value["histogram"])
     return value
 
 

@@ -37,6 +37,11 @@ class ParamDecl:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
+    # The programs that get this parameter; empty means every program of the suite.
+    programs: tuple[str, ...] = ()
+
+    def applies_to(self, program: str) -> bool:
+        return not self.programs or program in self.programs
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ class Suite:
             raise SuiteError(f"suite {self.name!r} has no program {program!r}")
         argv = [str(bin_dir / program), *self.profile_args(profile)]
         for name, decl in self.params.items():
-            if name in params:
+            if name in params and decl.applies_to(program):
                 argv.extend(_param_args(decl, params[name]))
         return argv
 
@@ -139,7 +144,7 @@ def parse_suite(raw: object, *, expected_name: str) -> Suite:
     params_raw = raw.get("params", {})
     if not isinstance(params_raw, dict):
         raise SuiteError(f"{where}: 'params' must be an object")
-    params = {n: _parse_decl(where, n, d) for n, d in params_raw.items()}
+    params = {n: _parse_decl(where, n, d, programs) for n, d in params_raw.items()}
     dir_flag = raw.get("dir_flag", "")
     if dir_flag and (not isinstance(dir_flag, str) or not FLAG.fullmatch(dir_flag)):
         raise SuiteError(f"{where}: 'dir_flag' must be an option such as '--dir'")
@@ -153,7 +158,7 @@ def parse_suite(raw: object, *, expected_name: str) -> Suite:
     )
 
 
-def _parse_decl(where: str, name: object, decl: object) -> ParamDecl:
+def _parse_decl(where: str, name: object, decl: object, programs: list[str]) -> ParamDecl:
     if not isinstance(name, str) or not PARAM_NAME.fullmatch(name):
         raise SuiteError(f"{where}: parameter name {_show(name)} is not snake_case")
     if not isinstance(decl, dict):
@@ -176,6 +181,17 @@ def _parse_decl(where: str, name: object, decl: object) -> ParamDecl:
         or not all(isinstance(c, str) and SAFE_WORD.fullmatch(c) for c in choices)
     ):
         raise SuiteError(f"{where}: enum parameter {name!r} needs plain-word 'choices'")
+    applies = decl.get("programs", [])
+    if (
+        not isinstance(applies, list)
+        or ("programs" in decl and not applies)
+        or not all(isinstance(p, str) and p in programs for p in applies)
+        or len(set(applies)) != len(applies)
+    ):
+        raise SuiteError(
+            f"{where}: parameter {name!r}: 'programs' must be a non-empty list of distinct "
+            f"programs of the suite ({', '.join(programs)})"
+        )
     return ParamDecl(
         name=name,
         type=str(ptype),
@@ -184,6 +200,7 @@ def _parse_decl(where: str, name: object, decl: object) -> ParamDecl:
         min=bounds[0],
         max=bounds[1],
         choices=tuple(choices) if ptype == "enum" else (),
+        programs=tuple(applies),
     )
 
 

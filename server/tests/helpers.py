@@ -9,6 +9,7 @@ import httpx
 from fastapi.testclient import TestClient
 
 from tests.conftest import REGISTRATION_TOKEN
+from xaclab_server.services.histogram import from_samples
 
 AGENT = "/api/agent/v1"
 HttpClient = TestClient | httpx.Client
@@ -29,6 +30,13 @@ def result_record(**overrides: Any) -> dict[str, Any]:
         "library": {"name": "libxac", "version": "0.1.0", "git_revision": "3f2a9c1"},
     }
     record.update(overrides)
+    return record
+
+
+def histogram_record(values: Any, **overrides: Any) -> dict[str, Any]:
+    """A result that carries the histogram of ``values`` (more than 100,000 of them)."""
+    record = result_record(histogram=from_samples(values).to_json(), **overrides)
+    del record["samples"]
     return record
 
 

@@ -1,5 +1,6 @@
 """Alembic: from an empty database to head and back, on SQLite and PostgreSQL."""
 
+import json
 from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
@@ -11,6 +12,7 @@ from tests.conftest import PgDatabases
 from xaclab_server.core.db import make_engine
 from xaclab_server.core.migrations import alembic_config, upgrade_head
 from xaclab_server.models import Base
+from xaclab_server.services.machines import fingerprint_hash
 
 TABLES = {
     "machines",
@@ -38,7 +40,18 @@ def check_upgrade_from_empty(url: str) -> None:
             # The models and the migrations describe the same schema.
             assert compare_metadata(context, Base.metadata) == []
         columns = {c["name"] for c in inspect(engine).get_columns("results")}
-        assert {"n", "mean", "median", "min", "max", "stddev", "p99", "samples", "env"} <= columns
+        assert {
+            "n",
+            "mean",
+            "median",
+            "min",
+            "max",
+            "stddev",
+            "p99",
+            "samples",
+            "histogram",
+            "env",
+        } <= columns
         command.downgrade(alembic_config(url), "base")
         assert set(inspect(engine).get_table_names()) == {"alembic_version"}
         upgrade_head(url)
@@ -99,5 +112,76 @@ def test_upgrade_from_0002_keeps_the_data(pg_databases: PgDatabases, tmp_path: P
             assert tuple(run) == (None, "page-touch")
             indexes = {i["name"] for i in inspect(engine).get_indexes("results")}
             assert "ix_results_machine_id_suite_benchmark_created_at" in indexes
+        finally:
+            engine.dispose()
+
+
+def test_0005_adds_an_empty_histogram_column_and_drops_it_again(
+    pg_databases: PgDatabases, tmp_path: Path
+) -> None:
+    """Results stored before 0005 keep their samples and get no histogram; a downgrade to
+    0004 keeps them too."""
+    rows = [
+        "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, token_hash, approved, "
+        "created_at, last_seen_at) VALUES (1, 'old', '{}', 'h', 't', true, CURRENT_TIMESTAMP, "
+        "CURRENT_TIMESTAMP)",
+        "INSERT INTO runs (id, machine_id, suite, profile, params, status, created_at) "
+        "VALUES (1, 1, 'page-touch', 'quick', '{}', 'succeeded', CURRENT_TIMESTAMP)",
+        "INSERT INTO jobs (id, run_id, machine_id, suite, profile, params, status, progress, "
+        "message, attempt, cancel_requested, created_at) VALUES (1, 1, 1, 'page-touch', "
+        "'quick', '{}', 'succeeded', 1, '', 1, false, CURRENT_TIMESTAMP)",
+        "INSERT INTO uploads (id, upload_id, job_id, received_at) "
+        "VALUES (1, 'u', 1, CURRENT_TIMESTAMP)",
+        "INSERT INTO results (id, upload_pk, job_id, run_id, machine_id, suite, benchmark, sut, "
+        "metric, unit, better, params, n, mean, median, min, max, p99, samples, "
+        "library_version, git_revision, env, created_at) VALUES (1, 1, 1, 1, 1, 'page-touch', "
+        "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', 1, 1, 1, 1, 1, 1, "
+        ":samples, '0.1.0', 'abc', '{}', CURRENT_TIMESTAMP)",
+    ]
+    packed = bytes.fromhex("000000000000f03f")
+    for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
+        command.upgrade(alembic_config(url), "0004")
+        engine = make_engine(url)
+        try:
+            with engine.begin() as connection:
+                for row in rows:
+                    connection.execute(text(row), {"samples": packed})
+            upgrade_head(url)
+            with engine.connect() as connection:
+                kept = connection.execute(text("SELECT samples, histogram FROM results")).one()
+            assert (bytes(kept[0]), kept[1]) == (packed, None)
+            command.downgrade(alembic_config(url), "0004")
+            columns = {c["name"] for c in inspect(engine).get_columns("results")}
+            assert "histogram" not in columns
+            with engine.connect() as connection:
+                again = connection.execute(text("SELECT samples FROM results")).scalar_one()
+            assert bytes(again) == packed
+        finally:
+            engine.dispose()
+
+
+def test_upgrade_to_0006_recomputes_fingerprint_hashes(
+    pg_databases: PgDatabases, tmp_path: Path
+) -> None:
+    fingerprint = {"hostname": "lab-x", "cpu": {"model": "Xeon", "cores": 2}}
+    for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'hash.sqlite3'}"):
+        command.upgrade(alembic_config(url), "0005")
+        engine = make_engine(url)
+        try:
+            with engine.begin() as connection:
+                connection.execute(
+                    text(
+                        "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, "
+                        "token_hash, approved, created_at, last_seen_at) VALUES "
+                        "(1, 'old', :fp, 'whole-fingerprint-hash', 't', true, "
+                        "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                    ),
+                    {"fp": json.dumps(fingerprint)},
+                )
+            upgrade_head(url)
+            with engine.connect() as connection:
+                stored = connection.execute(text("SELECT fingerprint_hash FROM machines")).scalar()
+            assert stored == fingerprint_hash(fingerprint)
+            assert stored == fingerprint_hash({**fingerprint, "hostname": "renamed"})
         finally:
             engine.dispose()

@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import numpy as np
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import select
@@ -15,15 +16,17 @@ from tests.helpers import (
     AGENT,
     claim,
     create_run,
+    histogram_record,
     page_touch_results,
     register,
     result_record,
     upload,
 )
 from xaclab_server.models import Machine, Result
+from xaclab_server.services import histogram
 from xaclab_server.services.jobs import create_run as queue_run
 from xaclab_server.services.machines import hash_token
-from xaclab_server.services.statistics import unpack_samples
+from xaclab_server.services.statistics import summarize, unpack_samples
 
 
 def test_full_flow_register_claim_progress_upload_finish(client: TestClient, app: FastAPI) -> None:
@@ -183,6 +186,28 @@ def test_long_poll_sees_jobs_queued_by_another_process(client: TestClient, app: 
     assert time.monotonic() - started < 3
 
 
+def test_repoll_of_a_known_idle_machine_still_sees_new_jobs(
+    client: TestClient, app: FastAPI
+) -> None:
+    machine_id, headers = register(client)
+    # A poll long enough for the shared poller to look and find nothing.
+    assert claim(client, headers, wait=1.5).status_code == 204
+    notifier = app.state.notifier
+    assert notifier.known_idle(machine_id, 30)  # so the next poll skips its first query
+    replies: list[int] = []
+    poller = threading.Thread(target=lambda: replies.append(claim(client, headers, 20).status_code))
+    poller.start()
+    time.sleep(0.3)
+    with app.state.sessionmaker() as session:  # as another server process would queue it
+        machine = session.get_one(Machine, machine_id)
+        queue_run(session=session, machine=machine, suite="page-touch", profile="quick", params={})
+    poller.join(timeout=15)
+    assert replies == [200]
+    # A job this process queues makes nobody known idle any more.
+    create_run(client, machine_id)
+    assert not notifier.known_idle(machine_id, 30)
+
+
 def test_long_poll_times_out_with_204(client: TestClient) -> None:
     _machine_id, headers = register(client)
     started = time.monotonic()
@@ -224,6 +249,46 @@ def test_one_bad_result_refuses_the_whole_upload(client: TestClient, app: FastAP
     reply = upload(client, headers, job_id, [result_record(), result_record(), bad])
     assert reply.status_code == 422
     assert reply.json()["detail"].startswith("Result 2 does not follow the result format")
+    counts = row_counts(app)
+    assert counts["uploads"] == 0 and counts["results"] == 0
+
+
+def test_a_histogram_result_is_stored_packed_and_summarised(
+    client: TestClient, app: FastAPI
+) -> None:
+    headers, job_id = _running_job(client)
+    values = np.random.default_rng(5).lognormal(1.0, 0.5, 250_000)
+    record = histogram_record(values)
+    reply = upload(client, headers, job_id, [record, result_record()])
+    assert reply.status_code == 201, reply.text
+    with app.state.sessionmaker() as session:
+        rows = session.scalars(select(Result).order_by(Result.id)).all()
+        binned, raw = rows
+        assert binned.samples == b"" and binned.histogram is not None
+        # About 700 buckets, 8 KB, where the raw samples would take 2 MB.
+        assert len(binned.histogram) < 250_000 * 8 // 100
+        assert histogram.unpack(binned.histogram).same_as(histogram.from_samples(values))
+        assert raw.histogram is None and unpack_samples(raw.samples) == [4.1, 4.0, 4.2]
+    exact = summarize(values)
+    (listed,) = [
+        r for r in client.get(f"/api/v1/runs/{rows[0].run_id}/results").json() if r["n"] > 3
+    ]
+    assert listed["n"] == 250_000
+    assert (listed["min"], listed["max"], listed["mean"]) == (exact.min, exact.max, exact.mean)
+    assert abs(listed["median"] - exact.median) <= histogram.BOUND * exact.median
+    assert abs(listed["p99"] - exact.p99) <= histogram.BOUND * exact.p99
+
+
+def test_a_malformed_histogram_is_422_and_stores_nothing(client: TestClient, app: FastAPI) -> None:
+    headers, job_id = _running_job(client)
+    record = histogram_record(np.linspace(1.0, 2.0, 100_001))
+    record["histogram"]["buckets"][3][1] += 1
+    reply = upload(client, headers, job_id, [result_record(), record])
+    assert reply.status_code == 422
+    assert reply.json()["detail"] == (
+        "Result 1 does not follow the result format at histogram/count: "
+        "the bucket counts add up to 100002, not 100001."
+    )
     counts = row_counts(app)
     assert counts["uploads"] == 0 and counts["results"] == 0
 

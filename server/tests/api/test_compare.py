@@ -2,13 +2,16 @@
 
 import csv
 import io
+import math
 from typing import Any
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import REGISTRATION_TOKEN
-from tests.helpers import AGENT, claim, register, result_record, upload
+from tests.helpers import AGENT, claim, histogram_record, register, result_record, upload
+from xaclab_server.services.histogram import BOUND
 
 
 def _finish_run(client: TestClient, headers: dict[str, str], results: list[dict[str, Any]]) -> None:
@@ -113,3 +116,58 @@ def test_machines_must_have_the_same_hardware(client: TestClient) -> None:
     assert "cpu.model ('EPYC 7302' against 'Xeon E5-2680')" in reply.json()["detail"]
     missing = client.get("/api/v1/compare", params={"kind": "runs", "a": 1, "b": 999999})
     assert missing.status_code == 422
+
+
+def test_histogram_results_are_compared_on_their_buckets(client: TestClient) -> None:
+    """Histograms (more than 100,000 samples) pair with histograms and with raw samples; two
+    results for one key on a side merge; the note and the export say the pair is binned."""
+    rng = np.random.default_rng(21)
+    machine_id, headers = register(client)
+    a = _run(client, machine_id)
+    slow = [rng.lognormal(math.log(10.0), 0.1, 120_000) for _ in range(2)]
+    _finish_run(
+        client,
+        headers,
+        [
+            histogram_record(slow[0]),
+            histogram_record(slow[1]),
+            result_record(benchmark="mixed", samples=list(rng.lognormal(1.0, 0.1, 200))),
+            result_record(benchmark="raw", samples=[10.0 + i / 10 for i in range(30)]),
+        ],
+    )
+    b = _run(client, machine_id)
+    fast = rng.lognormal(math.log(9.0), 0.1, 150_000)
+    _finish_run(
+        client,
+        headers,
+        [
+            histogram_record(fast),
+            histogram_record(rng.lognormal(1.0, 0.1, 100_001), benchmark="mixed"),
+            result_record(benchmark="raw", samples=[8.0 + i / 10 for i in range(30)]),
+        ],
+    )
+    out = client.get("/api/v1/compare", params={"kind": "runs", "a": a, "b": b}).json()
+    pairs = {p["benchmark"]: p for p in out["pairs"]}
+    binned = pairs["page_touch"]
+    assert binned["binned"] and binned["n_a"] == 240_000 and binned["n_b"] == 150_000
+    assert binned["significant"] and "lower (better)" in binned["verdict"]
+    assert binned["ratio"] == pytest.approx(0.9, rel=0.01)
+    pooled = np.concatenate(slow)
+    assert abs(binned["stat_a"] - float(np.median(pooled))) <= BOUND * float(np.median(pooled))
+    assert pairs["mixed"]["binned"] and pairs["mixed"]["n_a"] == 200
+    assert pairs["mixed"]["verdict"] == "no significant difference"
+    assert not pairs["raw"]["binned"] and pairs["raw"]["significant"]
+    assert "2 of the 3 pairs (binned: true" in out["note"]
+    assert "bucket midpoints" in out["note"]
+    mean = client.get(
+        "/api/v1/compare", params={"kind": "runs", "a": a, "b": b, "statistic": "mean"}
+    ).json()
+    mean_pair = {p["benchmark"]: p for p in mean["pairs"]}["page_touch"]
+    assert mean_pair["stat_b"] == math.fsum(fast.tolist()) / len(fast)
+    exported = client.get(
+        "/api/v1/compare", params={"kind": "runs", "a": a, "b": b, "format": "csv"}
+    )
+    rows = {r["benchmark"]: r for r in csv.DictReader(io.StringIO(exported.text))}
+    assert rows["page_touch"]["binned"] == "True" and rows["raw"]["binned"] == "False"
+    page = client.get("/compare", params={"kind": "runs", "a": a, "b": b})
+    assert page.status_code == 200 and "bucket midpoints" in page.text

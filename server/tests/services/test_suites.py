@@ -89,9 +89,47 @@ def test_malformed_declarations_are_refused(tmp_path: Path) -> None:
         parse_suite({"name": "other", "profiles": {"quick": []}}, source=tmp_path / "x.json")
     with pytest.raises(SuiteError, match="needs a type"):
         parse_suite(
-            {"name": "x", "profiles": {"quick": []}, "params": {"p": {"type": "float"}}},
+            {
+                "name": "x",
+                "programs": ["x"],
+                "profiles": {"quick": []},
+                "params": {"p": {"type": "float"}},
+            },
             source=tmp_path / "x.json",
         )
     (tmp_path / "broken.json").write_text("{", encoding="utf-8")
     with pytest.raises(SuiteError, match="broken.json"):
         load_suites(tmp_path)
+
+
+def test_concurrency_params_name_their_programs(suites: dict[str, Suite]) -> None:
+    concurrency = suites["concurrency"]
+    assert concurrency.programs == ("concurrency_test", "concurrency_records")
+    assert concurrency.params["procs"].programs == ()
+    assert concurrency.params["durability"].programs == ()
+    assert concurrency.params["txns"].programs == ("concurrency_test",)
+    assert concurrency.params["nrec"].programs == ("concurrency_records",)
+    check_run_request(
+        suites=suites,
+        suite="concurrency",
+        profile="quick",
+        params={"procs": 4, "txns": 100, "nrec": 50, "variant": "fine", "repetitions": 2},
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"programs": "a"}, "'programs' must be a non-empty list of program names"),
+        ({"programs": []}, "'programs' must be a non-empty list of program names"),
+        ({"params": {"p": {"type": "integer", "programs": ["c"]}}}, "programs of the suite"),
+        ({"params": {"p": {"type": "integer", "programs": []}}}, "non-empty list"),
+        ({"params": {"p": {"type": "integer", "programs": ["a", "a"]}}}, "distinct"),
+        ({"params": {"p": {"type": "integer", "programs": "a"}}}, "non-empty list"),
+        ({"params": {"p": {"type": "integer", "programs": [["a"]]}}}, "programs of the suite"),
+    ],
+)
+def test_bad_program_lists_are_refused(change: dict[str, Any], words: str, tmp_path: Path) -> None:
+    declaration = {"name": "x", "programs": ["a", "b"], "profiles": {"quick": []}, **change}
+    with pytest.raises(SuiteError, match=words):
+        parse_suite(declaration, source=tmp_path / "x.json")

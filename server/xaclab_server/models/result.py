@@ -1,9 +1,12 @@
 """A result: one validated result-format record (docs/result-format.md).
 
-Invariants: ``samples`` holds the raw samples packed as little-endian float64;
-``n``, ``mean``, ``median``, ``min``, ``max``, ``stddev`` and ``p99`` are
-computed by the server from them (:mod:`xaclab_server.services.statistics`),
-never taken from a client. ``stddev`` is NULL when there is one sample.
+Invariants: ``samples`` holds the raw samples packed as little-endian float64,
+or is empty when the result carried a histogram (more than 100,000 samples);
+then ``histogram`` holds it packed (:func:`xaclab_server.services.histogram.pack`),
+and is NULL otherwise.  ``n``, ``mean``, ``median``, ``min``, ``max``, ``stddev``
+and ``p99`` are computed by the server from one or the other
+(:mod:`xaclab_server.services.statistics`), never taken from a client.
+``stddev`` is NULL when there is one sample.
 """
 
 from datetime import datetime
@@ -67,6 +70,7 @@ class Result(Base):
     stddev: Mapped[float | None]
     p99: Mapped[float]
     samples: Mapped[bytes] = mapped_column(LargeBinary)
+    histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
     library_version: Mapped[str] = mapped_column(Text)
     git_revision: Mapped[str] = mapped_column(Text)
     env: Mapped[dict[str, Any]]

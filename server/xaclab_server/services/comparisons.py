@@ -16,6 +16,13 @@ Four kinds (docs/server.md, "Comparisons"):
 Each pair gets ``stat(B) / stat(A)`` with a seeded bootstrap interval and a
 Mann–Whitney U test on the raw samples (:mod:`.significance`).  Results are
 immutable, so a pair's numbers are cached by the ids of its results.
+
+Several results for one key pool their samples.  When a result of a pair
+carries a histogram (more than 100,000 samples), every result of both sides is
+merged into one histogram per side (raw samples put into the same buckets),
+and the pair is ``binned``: its statistics, bootstrap and U test use the
+bucket representatives, values in one bucket counting as ties
+(docs/server.md, "Comparisons").
 """
 
 import json
@@ -30,7 +37,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from xaclab_server.models import Job, Machine, Result, Run
-from xaclab_server.services import significance
+from xaclab_server.services import histogram, significance
+from xaclab_server.services.histogram import Histogram
 from xaclab_server.services.machines import HARDWARE_FIELDS, dig
 
 SUT_SPECIFIC_KEYS = frozenset({"cache_mib", "map_mib"})
@@ -62,6 +70,7 @@ class Pair:
     test: str
     significant: bool
     verdict: str
+    binned: bool  # compared on histogram buckets, not raw samples
 
 
 @dataclass(slots=True)
@@ -253,6 +262,18 @@ def _samples(rows: list[Row]) -> np.ndarray[Any, np.dtype[np.float64]]:
     return np.concatenate([np.frombuffer(r.result.samples, dtype="<f8") for r in rows])
 
 
+def _histogram(rows: list[Row]) -> Histogram:
+    """The side's results merged into one histogram; raw samples go into the same buckets."""
+    parts = []
+    for row in rows:
+        stored = row.result.histogram
+        if stored is not None:
+            parts.append(histogram.unpack(stored))
+        else:
+            parts.append(histogram.from_samples(np.frombuffer(row.result.samples, dtype="<f8")))
+    return histogram.merge(parts)
+
+
 def _pair(rows_a: list[Row], rows_b: list[Row], statistic: Statistic) -> Pair:
     cache_key = (
         tuple(r.result.id for r in rows_a),
@@ -265,13 +286,21 @@ def _pair(rows_a: list[Row], rows_b: list[Row], statistic: Statistic) -> Pair:
         if cached is not None:
             _cache.move_to_end(cache_key)
             return cached
-    xa, xb = _samples(rows_a), _samples(rows_b)
+    binned = any(r.result.histogram is not None for r in (*rows_a, *rows_b))
+    xa: significance.Group
+    xb: significance.Group
+    if binned:
+        ha, hb = _histogram(rows_a), _histogram(rows_b)
+        xa, xb, n_a, n_b = ha, hb, ha.count, hb.count
+        test = significance.mann_whitney_u_binned(ha, hb)
+    else:
+        xa, xb = _samples(rows_a), _samples(rows_b)
+        n_a, n_b = len(xa), len(xb)
+        test = significance.mann_whitney_u(xa, xb)
     first = rows_a[0].result
     second_sut = rows_b[0].result.sut
     interval = significance.bootstrap_ratio(xa, xb, statistic=statistic)
-    test = significance.mann_whitney_u(xa, xb)
     significant, sentence = significance.verdict(p=test.p, interval=interval, better=first.better)
-    stat = np.median if statistic == "median" else np.mean
     pair = Pair(
         suite=first.suite,
         benchmark=first.benchmark,
@@ -280,10 +309,10 @@ def _pair(rows_a: list[Row], rows_b: list[Row], statistic: Statistic) -> Pair:
         better=first.better,
         sut=first.sut if first.sut == second_sut else f"{first.sut}/{second_sut}",
         params=rows_a[0].params,
-        n_a=len(xa),
-        n_b=len(xb),
-        stat_a=float(stat(xa)),
-        stat_b=float(stat(xb)),
+        n_a=n_a,
+        n_b=n_b,
+        stat_a=significance.group_statistic(xa, statistic),
+        stat_b=significance.group_statistic(xb, statistic),
         ratio=interval.ratio,
         ci_low=interval.low,
         ci_high=interval.high,
@@ -291,6 +320,7 @@ def _pair(rows_a: list[Row], rows_b: list[Row], statistic: Statistic) -> Pair:
         test=test.method,
         significant=significant,
         verdict=sentence,
+        binned=binned,
     )
     with _cache_lock:
         _cache[cache_key] = pair

@@ -33,6 +33,8 @@ class ParamDecl:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
+    # The programs the agent passes this parameter to; empty means every program.
+    programs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,7 @@ class Suite:
     profiles: tuple[str, ...]
     params: dict[str, ParamDecl]
     declaration: dict[str, Any]  # the file as written, served by GET /api/v1/suites
+    programs: tuple[str, ...] = ()
 
 
 def load_suites(directory: Path) -> dict[str, Suite]:
@@ -69,10 +72,20 @@ def parse_suite(declaration: Any, *, source: Path) -> Suite:
     profiles = declaration.get("profiles")
     if not isinstance(profiles, dict) or not profiles:
         raise SuiteError(f"{source}: 'profiles' must be a non-empty object")
+    programs = declaration.get("programs")
+    if (
+        not isinstance(programs, list)
+        or not programs
+        or not all(isinstance(p, str) and p for p in programs)
+    ):
+        raise SuiteError(f"{source}: 'programs' must be a non-empty list of program names")
     raw_params = declaration.get("params", {})
     if not isinstance(raw_params, dict):
         raise SuiteError(f"{source}: 'params' must be an object")
-    params = {pname: _parse_param(pname, decl, source=source) for pname, decl in raw_params.items()}
+    params = {
+        pname: _parse_param(pname, decl, source=source, programs=programs)
+        for pname, decl in raw_params.items()
+    }
     return Suite(
         name=name,
         title=str(declaration.get("title", name)),
@@ -80,10 +93,11 @@ def parse_suite(declaration: Any, *, source: Path) -> Suite:
         profiles=tuple(profiles),
         params=params,
         declaration=declaration,
+        programs=tuple(programs),
     )
 
 
-def _parse_param(name: str, decl: Any, *, source: Path) -> ParamDecl:
+def _parse_param(name: str, decl: Any, *, source: Path, programs: list[str]) -> ParamDecl:
     if not isinstance(decl, dict) or decl.get("type") not in PARAM_TYPES:
         raise SuiteError(f"{source}: parameter {name!r} needs a type among {PARAM_TYPES}")
     ptype = decl["type"]
@@ -99,6 +113,17 @@ def _parse_param(name: str, decl: Any, *, source: Path) -> ParamDecl:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise SuiteError(f"{source}: parameter {name!r} has a non-numeric {key!r}")
         bounds.append(value)
+    applies = decl.get("programs", [])
+    if (
+        not isinstance(applies, list)
+        or ("programs" in decl and not applies)
+        or not all(isinstance(p, str) and p in programs for p in applies)
+        or len(set(applies)) != len(applies)
+    ):
+        raise SuiteError(
+            f"{source}: parameter {name!r}: 'programs' must be a non-empty list of distinct "
+            f"programs of the suite ({', '.join(programs)})"
+        )
     return ParamDecl(
         name=name,
         type=ptype,
@@ -107,6 +132,7 @@ def _parse_param(name: str, decl: Any, *, source: Path) -> ParamDecl:
         min=bounds[0],
         max=bounds[1],
         choices=choices,
+        programs=tuple(applies),
     )
 
 

@@ -35,6 +35,14 @@ CSV_FIELDS = (
     "test",
     "significant",
     "verdict",
+    "binned",
+)
+BINNED_NOTE = (
+    "{binned} of the {pairs} pairs (binned: true in the JSON and CSV) compare results that "
+    "carry histograms (more than 100,000 samples): their medians, bootstrap and Mann–Whitney "
+    "test use the log2-128 bucket midpoints (within 0.39% of every value in the bucket; values "
+    "in one bucket count as ties), raw samples on the other side put into the same buckets; "
+    "means are exact."
 )
 
 
@@ -57,6 +65,7 @@ class PairOut(BaseModel):
     test: str
     significant: bool
     verdict: str
+    binned: bool
 
 
 class ComparisonOut(BaseModel):
@@ -99,9 +108,14 @@ def comparison_out(comparison: Comparison) -> ComparisonOut:
             test=p.test,
             significant=p.significant,
             verdict=p.verdict,
+            binned=p.binned,
         )
         for p in comparison.pairs
     ]
+    note = comparison.note
+    binned = sum(p.binned for p in pairs)
+    if binned:
+        note = f"{note} {BINNED_NOTE.format(binned=binned, pairs=len(pairs))}".strip()
     return ComparisonOut(
         kind=comparison.kind,
         a=comparison.a_label,
@@ -110,7 +124,7 @@ def comparison_out(comparison: Comparison) -> ComparisonOut:
         resamples=significance.RESAMPLES,
         seed=significance.SEED,
         alpha=significance.ALPHA,
-        note=comparison.note,
+        note=note,
         only_a=comparison.only_a,
         only_b=comparison.only_b,
         significant=sum(p.significant for p in pairs),

@@ -1,0 +1,66 @@
+"""The concurrency suite runs concurrency_test and the seeds-004 record workload, each with the
+parameters that apply to it (docs/suites.md, "programs"), through the agent's local mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import TOP, VENV_BIN
+
+VARIANTS = {"nolock", "coarse", "fine", "libxac"}
+METRICS = {"wall_time", "user_time", "sys_time", "errors"}
+
+
+def bench(tmp_path: Path, *params: str) -> list[dict[str, Any]]:
+    env = dict(
+        os.environ,
+        XACLAB_AGENT_STATE_DIR=str(tmp_path / "state"),
+        XACLAB_AGENT_WORK_DIR=str(tmp_path / "work"),
+        XACLAB_AGENT_BIN_DIR=str(TOP / "libxac" / "bin"),
+    )
+    argv = [str(VENV_BIN / "xaclab-agent"), "bench", "--suite", "concurrency", "--profile", "quick"]
+    for param in params:
+        argv += ["--param", param]
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+
+
+def test_each_program_gets_its_own_parameters(tmp_path: Path) -> None:
+    results = bench(tmp_path, "procs=3", "txns=200", "tests=A", "nrec=400", "repetitions=2")
+    tests = [r for r in results if r["benchmark"] == "concurrency_test"]
+    records = [r for r in results if r["benchmark"] == "records"]
+    assert tests and records and len(tests) + len(records) == len(results)
+    # txns and tests reached concurrency_test; procs reached both.
+    assert {r["params"]["test"] for r in tests} == {"A"}
+    assert {r["params"]["txns"] for r in tests} == {200}
+    assert {r["params"]["procs"] for r in tests} >= {3}
+    # nrec and repetitions reached concurrency_records (and not concurrency_test's txns).
+    assert {(r["params"]["variant"], r["metric"]) for r in records} == {
+        (v, m) for v in VARIANTS for m in METRICS
+    }
+    for r in records:
+        assert (r["params"]["procs"], r["params"]["nrec"]) == (3, 400)
+        assert len(r["samples"]) == 2
+        assert ("durability" in r["params"]) == (r["sut"] == "libxac")
+    errors = {r["params"]["variant"]: r["samples"] for r in records if r["metric"] == "errors"}
+    # Locking and transactions lose nothing; three unlocked processes tear the file (APUE:
+    # "different errors occurred every time"), which the program reports rather than hides.
+    assert errors["coarse"] == errors["fine"] == errors["libxac"] == [0, 0]
+    assert max(errors["nolock"]) > 0
+    for r in records:
+        if r["metric"] != "errors":
+            assert all(s >= 0 for s in r["samples"]) and r["unit"] == "s"
+    assert all(max(r["samples"]) > 0 for r in records if r["metric"] == "wall_time")
+
+
+def test_durability_reaches_the_record_workload(tmp_path: Path) -> None:
+    results = bench(tmp_path, "durability=durable", "variant=libxac", "tests=A", "txns=100")
+    records = [r for r in results if r["benchmark"] == "records"]
+    assert {r["params"]["variant"] for r in records} == {"libxac"}
+    assert {r["params"]["durability"] for r in records} == {"durable"}
+    assert {r["params"]["durability"] for r in results if r["benchmark"] != "records"} == {"durable"}
