@@ -16,7 +16,7 @@
 
 struct xac_env xac_env = {
     .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_logfd = -1,
-    .xe_tsorted = 1};
+    .xe_memfd = -1, .xe_tsorted = 1};
 
 /* A child of fork() inherited its parent's state: the slot, the writer
  * words and the transaction are the parent's.  Drop the child's copies
@@ -25,7 +25,11 @@ static void forget_parent(struct xac_env *e)
 {
     xac_fault_uninstall();
     if (e->xe_base != NULL)
-        xos.munmap(e->xe_base, e->xe_len);
+        xos.munmap(e->xe_base, e->xe_len); /* MADV_DONTFORK: not ours */
+    if (e->xe_back != NULL)
+        xos.munmap(e->xe_back, e->xe_len);
+    if (e->xe_memfd >= 0)
+        xos.close(e->xe_memfd);
     if (e->xe_pstate != NULL)
         xos.munmap(e->xe_pstate, e->xe_npages);
     if (e->xe_touched != NULL)
@@ -49,7 +53,7 @@ static void forget_parent(struct xac_env *e)
     free(e->xe_dir);
     free(e->xe_buf);
     memset(e, 0, sizeof *e);
-    e->xe_fd = e->xe_segfd = e->xe_poolfd = e->xe_logfd = -1;
+    e->xe_fd = e->xe_segfd = e->xe_poolfd = e->xe_logfd = e->xe_memfd = -1;
     e->xe_ctl.cx_fd = -1;
     e->xe_tsorted = 1;
 }
@@ -115,12 +119,17 @@ static int seg_unmap(struct xac_env *e)
         rc = errno;
     xos_expect_faults(e->xe_base, e->xe_len, 0);
     AZ(xos.munmap(e->xe_base, e->xe_len));
+    AZ(xos.munmap(e->xe_back, e->xe_len));
+    xos.close(e->xe_memfd);
     AZ(xos.munmap(e->xe_pstate, e->xe_npages));
     AZ(xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched));
     xos.close(e->xe_fd);
     free(e->xe_name);
     e->xe_name = NULL;
     e->xe_base = NULL;
+    e->xe_back = NULL;
+    e->xe_memfd = -1;
+    e->xe_loaded = 0;
     e->xe_pstate = NULL;
     e->xe_touched = NULL;
     e->xe_fd = -1;
@@ -205,9 +214,21 @@ void *xMmap(const char *name, size_t length)
         goto fail;
     }
     attached = 1;
+    /* The working memory, mapped twice (xac_fault.c).  Not inherited by
+     * fork(): a child must not share its parent's working copies. */
+    e->xe_memfd = memfd_create("libxac-segment", MFD_CLOEXEC);
+    if (e->xe_memfd < 0 || xos.ftruncate(e->xe_memfd, (off_t)length) != 0)
+        goto fail;
+    e->xe_back = xos.mmap(NULL, length, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_NORESERVE, e->xe_memfd, 0);
+    if (e->xe_back == MAP_FAILED)
+        goto fail;
     e->xe_base = xos.mmap(NULL, length, PROT_NONE,
-                          MAP_PRIVATE | MAP_NORESERVE, e->xe_fd, 0);
+                          MAP_SHARED | MAP_NORESERVE, e->xe_memfd, 0);
     if (e->xe_base == MAP_FAILED)
+        goto fail;
+    if (xos.madvise(e->xe_back, length, MADV_DONTFORK) != 0 ||
+        xos.madvise(e->xe_base, length, MADV_DONTFORK) != 0)
         goto fail;
     xos_expect_faults(e->xe_base, length, 1);
     e->xe_ntouched = 0;
@@ -216,6 +237,14 @@ void *xMmap(const char *name, size_t length)
 
 fail:
     err = errno;
+    if (e->xe_base != NULL && e->xe_base != MAP_FAILED)
+        xos.munmap(e->xe_base, length);
+    if (e->xe_back != NULL && e->xe_back != MAP_FAILED)
+        xos.munmap(e->xe_back, length);
+    if (e->xe_memfd >= 0)
+        xos.close(e->xe_memfd);
+    e->xe_memfd = -1;
+    e->xe_back = NULL;
     if (attached)
         xmv_detach(e);
     if (e->xe_touched != NULL && e->xe_touched != MAP_FAILED)

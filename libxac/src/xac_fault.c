@@ -1,16 +1,21 @@
 /* xac_fault.c: the SIGSEGV handler that detects page accesses, and the
  * code that grants a transaction access to a page.
  *
- * The segment is a MAP_PRIVATE mapping of the data file, PROT_NONE outside
- * the pages the current transaction has touched.  Granting read access is
- * one mprotect(PROT_READ): the page then shows the file's page-cache page,
- * the committed version.  Granting write access is one
- * mprotect(PROT_READ|PROT_WRITE): the kernel's copy-on-write gives the
- * transaction a private copy on its first store, and the file is untouched
- * until commit.  On x86-64 the page-fault error code tells a write fault
- * from a read fault, so a first write costs one SIGSEGV, not the thesis's
- * two; elsewhere (and under valgrind, which does not pass the error code)
- * a write to an untouched page takes a read grant and then a second fault.
+ * The segment is the process's working memory (a memfd), mapped twice:
+ * the segment the program sees, PROT_NONE outside the pages the current
+ * transaction has touched, and a second, always read-write view that only
+ * the library uses.  Granting access to a page copies its snapshot version
+ * (from the data file, or from a frame of the version pool) into the
+ * working memory through the second view with one pread, then opens the
+ * page with one mprotect: PROT_READ to read it, PROT_READ|PROT_WRITE to
+ * write it.  A write then needs no copy-on-write fault of its own and no
+ * page allocation (the working memory keeps its pages between
+ * transactions), and a snapshot version in the pool costs the same as one
+ * in the file (no per-page mmap).  On x86-64 the page-fault error code
+ * tells a write fault from a read fault, so a first write costs one
+ * SIGSEGV, not the thesis's two; elsewhere (and under valgrind, which does
+ * not pass the error code) a write to an untouched page takes a read
+ * grant and then a second fault.
  *
  * Everything reachable from the handler is async-signal-safe: system calls
  * through the xos table and stores into preallocated arrays.
@@ -48,17 +53,45 @@ static int prot_of(int st)
     return (st & XP_LEVEL) == XP_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;
 }
 
+/* Copy the snapshot version of page pg into the working memory.  A page
+ * past the end of its file reads as zeros. */
+static int load(struct xac_env *e, uint32_t pg)
+{
+    uint32_t f = xmv_find(e, pg, e->xe_snap);
+    int fd = f != 0 ? e->xe_poolfd : e->xe_fd;
+    off_t off = (off_t)(f != 0 ? f : pg) << e->xe_pshift;
+    char *dst = e->xe_back + ((size_t)pg << e->xe_pshift);
+    size_t left = e->xe_psize;
+    ssize_t n;
+
+    while (left > 0) {
+        n = xos.pread(fd, dst, left, off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0) {
+            memset(dst, 0, left);
+            break;
+        }
+        dst += n;
+        off += n;
+        left -= (size_t)n;
+    }
+    e->xe_loaded++;
+    return 0;
+}
+
 /* Grant mode want on the whole span [lo, hi) around the page: every page
  * in it joins the readset (or writeset), which only costs false conflicts.
- * Pages granted write but never written are written back unchanged.  A
- * span qualifies only if every untouched page in it reads its snapshot
- * version from the data file and no page in it shows a shared pool frame
- * that the grant would make writable. */
+ * Pages granted write but never written are written back unchanged.  The
+ * untouched pages of the span get their snapshot versions first. */
 static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
 {
     size_t i;
     uint32_t lo, hi, p;
-    int level, ok;
+    int level, rc;
 
     for (i = 0; i <= sizeof coarse_spans / sizeof coarse_spans[0]; i++) {
         if (i < sizeof coarse_spans / sizeof coarse_spans[0]) {
@@ -73,17 +106,9 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
         for (p = lo; p < hi; p++)
             if ((e->xe_pstate[p] & XP_LEVEL) > level)
                 level = e->xe_pstate[p] & XP_LEVEL;
-        ok = 1;
-        for (p = lo; p < hi && ok; p++) {
-            uint8_t st = e->xe_pstate[p];
-            if (st == XP_NONE)
-                ok = xmv_find(e, p, e->xe_snap) == 0;
-            else if ((st & XP_POOL) && (st & XP_LEVEL) == XP_READ &&
-                     level == XP_WRITE)
-                ok = 0;
-        }
-        if (!ok)
-            return ENOMEM;
+        for (p = lo; p < hi; p++)
+            if (e->xe_pstate[p] == XP_NONE && (rc = load(e, p)) != 0)
+                return rc;
         if (xos.mprotect(e->xe_base + ((size_t)lo << e->xe_pshift),
                          (size_t)(hi - lo) << e->xe_pshift,
                          prot_of(level)) == 0) {
@@ -110,9 +135,7 @@ int xac_grant(uint32_t pg, int want)
     struct xac_env *e = &xac_env;
     char *addr = e->xe_base + ((size_t)pg << e->xe_pshift);
     uint8_t cur = e->xe_pstate[pg];
-    int flags = cur & ~XP_LEVEL;
-    uint32_t f;
-    void *m;
+    int flags = cur & ~XP_LEVEL, rc;
 
     if (e->xe_update && !e->xe_failed && xmv_doomed(e)) {
         e->xe_failed = 1; /* another transaction won a conflict */
@@ -125,34 +148,16 @@ int xac_grant(uint32_t pg, int want)
         e->xe_failed = 1; /* it will not validate: fail now */
         e->xe_conflict = 1;
     }
-    f = xmv_find(e, pg, e->xe_snap);
-    if (f == 0 && !(cur & XP_POOL)) {
-        /* Fast path: the data file holds the snapshot version. */
-        if (xos.mprotect(addr, e->xe_psize, prot_of(want)) == 0) {
-            mark(e, pg, want | flags);
-            return 0;
-        }
-        if (errno != ENOMEM)
-            return errno;
-        return grant_coarse(e, pg, want);
+    /* A page already in the readset holds its snapshot version. */
+    if ((cur & XP_LEVEL) == XP_NONE && (rc = load(e, pg)) != 0)
+        return rc;
+    if (xos.mprotect(addr, e->xe_psize, prot_of(want)) == 0) {
+        mark(e, pg, want | flags);
+        return 0;
     }
-    /* The snapshot version is a pool frame (or the page shows one): map
-     * it.  Shared and read-only to read it, private to write it. */
-    if (want == XP_READ)
-        m = xos.mmap(addr, e->xe_psize, PROT_READ, MAP_FIXED | MAP_SHARED,
-                     e->xe_poolfd, (off_t)f << e->xe_pshift);
-    else if (f != 0)
-        m = xos.mmap(addr, e->xe_psize, PROT_READ | PROT_WRITE,
-                     MAP_FIXED | MAP_PRIVATE, e->xe_poolfd,
-                     (off_t)f << e->xe_pshift);
-    else
-        m = xos.mmap(addr, e->xe_psize, PROT_READ | PROT_WRITE,
-                     MAP_FIXED | MAP_PRIVATE | MAP_NORESERVE, e->xe_fd,
-                     (off_t)pg << e->xe_pshift);
-    if (m == MAP_FAILED)
+    if (errno != ENOMEM)
         return errno;
-    mark(e, pg, want | flags | XP_POOL);
-    return 0;
+    return grant_coarse(e, pg, want);
 }
 
 /* Did the faulting access write?  0 when the machine does not say. */

@@ -22,11 +22,9 @@
 /* Per-page state of the current transaction (one byte a page). */
 enum xac_pstate {
     XP_NONE = 0,  /* not touched: PROT_NONE */
-    XP_READ = 1,  /* in the readset: PROT_READ, shows the snapshot version */
-    XP_WRITE = 2, /* in the writeset: PROT_READ|PROT_WRITE, private copy */
+    XP_READ = 1,  /* in the readset: PROT_READ, holds the snapshot version */
+    XP_WRITE = 2, /* in the writeset: PROT_READ|PROT_WRITE, our copy */
     XP_LEVEL = 3, /* mask of the two above */
-    XP_POOL = 4,  /* flag: the page was remapped with mmap(MAP_FIXED) (a
-                   * version-pool frame); restored at the end */
     XP_OWN = 8    /* flag: we hold the page's writer word */
 };
 
@@ -49,9 +47,15 @@ struct xac_env {
     /* The segment (at most one). */
     char *xe_name;            /* file name as given to xMmap */
     int xe_fd;                /* data file, O_RDWR */
-    char *xe_base;            /* MAP_PRIVATE mapping of the file, or NULL */
+    char *xe_base;            /* the segment: the working memory, shared
+                               * mapping, PROT_NONE except touched pages;
+                               * or NULL */
+    char *xe_back;            /* the same memory, always read-write: where
+                               * the fault handler copies snapshot versions */
+    int xe_memfd;             /* the working memory (memfd), or -1 */
     size_t xe_len;
     uint32_t xe_npages;
+    size_t xe_loaded;         /* pages copied in since the last trim */
 
     /* Transaction bookkeeping, sized to the segment but sparse: both are
      * anonymous MAP_NORESERVE mappings, so only the parts a transaction

@@ -456,7 +456,7 @@ int xlog_prepare(struct xac_env *e)
         if (rc != 0)
             return rc;
         p = diff_page(p, pg, (unsigned char *)e->xe_buf,
-                      (unsigned char *)e->xe_base +
+                      (unsigned char *)e->xe_back +
                           ((size_t)pg << e->xe_pshift),
                       e->xe_psize, &nr);
     }

@@ -895,7 +895,7 @@ static int commit_direct(struct xac_env *e, uint64_t c)
              j++)
             ;
         r = full_write(e->xe_fd,
-                       e->xe_base + ((size_t)t[i] << e->xe_pshift),
+                       e->xe_back + ((size_t)t[i] << e->xe_pshift),
                        (size_t)(j - i) << e->xe_pshift,
                        (off_t)t[i] << e->xe_pshift);
         if (rc == 0)
@@ -954,7 +954,7 @@ static int commit_pool(struct xac_env *e, uint64_t c, size_t nw)
         e->xe_fr[f].fr_ts = c;
         e->xe_fr[f].fr_page = t[i];
         rc = full_write(e->xe_poolfd,
-                        e->xe_base + ((size_t)t[i] << e->xe_pshift),
+                        e->xe_back + ((size_t)t[i] << e->xe_pshift),
                         e->xe_psize, (off_t)f << e->xe_pshift);
     }
     if (rc != 0) {

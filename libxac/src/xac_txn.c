@@ -3,12 +3,14 @@
  *
  * Commit validates and publishes the writeset (xac_mvcc.c: in place in the
  * file when no other transaction runs, else as new versions in the pool),
- * then drops the private copies with madvise(MADV_DONTNEED) (the
- * MAP_PRIVATE pages then show the file again), maps the file back where
- * pool frames were mapped, and revokes access with one mprotect(PROT_NONE)
- * per run of touched pages.  Abort does the same without publishing.
+ * then revokes access with one mprotect(PROT_NONE) per run of touched
+ * pages.  Abort does the same without publishing.  The working memory
+ * keeps its contents (the next grant of a page copies a fresh snapshot
+ * version over it), so pages are not freed and reallocated per
+ * transaction; past XAC_TRIM_PAGES copied pages it is emptied once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,6 +23,11 @@
 
 /* Above this many runs, one mprotect over the whole span is cheaper. */
 #define RUNS_MAX 64
+
+/* Empty the working memory after this many page copies (64 MiB of 4 KiB
+ * pages): bounds what a process holds, at the cost of reallocating pages
+ * once per this many copies. */
+#define XAC_TRIM_PAGES 16384
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -35,38 +42,20 @@ static void sort_touched(struct xac_env *e)
     e->xe_tsorted = 1;
 }
 
-/* Drop the private copies and the remapped pool frames, and revoke access
- * to every touched page. */
+/* Revoke access to every touched page. */
 static void release_pages(struct xac_env *e)
 {
     uint32_t *t = e->xe_touched;
     size_t n = e->xe_ntouched, i, j, runs = 0;
     unsigned sh = e->xe_pshift;
-    uint8_t st;
 
-    /* Pass 1, run by run of equal kind: remapped pages get the data file
-     * back (PROT_NONE); written pages drop their copies. */
-    for (i = 0; i < n; i = j) {
-        st = e->xe_pstate[t[i]];
-        for (j = i + 1; j < n && t[j] == t[j - 1] + 1 &&
-                        ((e->xe_pstate[t[j]] ^ st) & (XP_POOL | XP_LEVEL)) == 0;
-             j++)
-            ;
-        if (st & XP_POOL)
-            AN(xos.mmap(e->xe_base + ((size_t)t[i] << sh), (j - i) << sh,
-                        PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_NORESERVE,
-                        e->xe_fd, (off_t)t[i] << sh) != MAP_FAILED);
-        else if ((st & XP_LEVEL) == XP_WRITE)
-            AZ(xos.madvise(e->xe_base + ((size_t)t[i] << sh), (j - i) << sh,
-                           MADV_DONTNEED));
-    }
     for (i = 0; i < n; i = j) {
         for (j = i + 1; j < n && t[j] == t[j - 1] + 1; j++)
             ;
         runs++;
     }
-    /* Pass 2: revoke access.  Setting PROT_NONE only merges mappings, but
-     * if the kernel still refuses, the whole segment is one mapping. */
+    /* Setting PROT_NONE only merges mappings, but if the kernel still
+     * refuses, the whole segment is one mapping. */
     if (runs > RUNS_MAX) {
         if (xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
                          (size_t)(t[n - 1] - t[0] + 1) << sh,
@@ -82,6 +71,13 @@ static void release_pages(struct xac_env *e)
                 break;
             }
         }
+    }
+    if (e->xe_loaded >= XAC_TRIM_PAGES) {
+        /* Best effort: if the hole cannot be punched, the memory stays. */
+        (void)xos.fallocate(e->xe_memfd,
+                            FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                            (off_t)e->xe_len);
+        e->xe_loaded = 0;
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
+#include "xac_int.h"
 #include "xac_os.h"
 
 #define NPG 8
@@ -102,6 +103,31 @@ static void snap_child(void)
     ok = a == 2 && b == 2 && xValidate() == PENDING;
     ok = ok && xendQuery() == COMMITTED;
     tell(c2p[1], ok ? 'y' : 'n');
+}
+
+/* Child: a query whose snapshot predates the parent's commit of pages 2
+ * and 4, so the parent's next transaction reads pool versions. */
+static void old_query_child(void)
+{
+    int a, b;
+
+    xbeginQuery();
+    a = *pg(4, READ);
+    tell(c2p[1], 'r');
+    hear(p2c[0]);
+    b = *pg(2, READ);
+    tell(c2p[1], a == 0 && b == 0 && xendQuery() == COMMITTED ? 'y' : 'n');
+}
+
+/* Fails every one-page mprotect that grants access with ENOMEM, as the
+ * kernel does at vm.max_map_count mappings. */
+static int enomem_mprotect(void *addr, size_t len, int prot)
+{
+    if (len == PAGESIZE && prot != PROT_NONE) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return mprotect(addr, len, prot);
 }
 
 /* Child: holds page 3 for writing until told, then tries to commit. */
@@ -278,6 +304,30 @@ int main(void)
     E(xbegin());
     test_cond("and its data is there", *pg(6, READ) == 6 && *pg(7, READ) == 0);
     test_cond("read-only", xend() == COMMITTED);
+
+    /* Coarse grants over pages whose snapshot versions are pool frames
+     * (past vm.max_map_count with an old snapshot running elsewhere). */
+    pid = spawn(old_query_child);
+    test_cond("an old query runs", hear(c2p[0]) == 'r');
+    E(xbegin());
+    *pg(4, READ_WRITE) = 44;
+    *pg(2, READ_WRITE) = 22;
+    test_cond("commit while it runs", xend() == COMMITTED);
+    {
+        unsigned long esc = xac_env.xe_escalations;
+        int a, b;
+        xos.mprotect = enomem_mprotect;
+        E(xbegin());
+        a = *pg(4, READ);
+        b = *pg(2, READ);
+        test_cond("coarse grants serve pool versions",
+                  xend() == COMMITTED && a == 44 && b == 22 &&
+                      xac_env.xe_escalations > esc);
+        xos_reset();
+    }
+    tell(p2c[1], 'g');
+    test_cond("the old query still saw its snapshot", hear(c2p[0]) == 'y');
+    reap(pid);
 
     /* Another length in another process. */
     pid = spawn(len_child);
