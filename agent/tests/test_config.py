@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from xaclab_agent import cli
 from xaclab_agent import config as config_module
-from xaclab_agent.config import load_config
+from xaclab_agent.config import load_config, secret_from_env
 from xaclab_agent.errors import ConfigError
 
 
@@ -57,3 +58,47 @@ def test_bad_config(tmp_path: Path, text: str, env: dict[str, str], reason: str)
     file.write_text(text)
     with pytest.raises(ConfigError, match=reason):
         load_config(file, env)
+
+
+def test_secret_from_env_reads_the_variable_or_the_file(tmp_path: Path) -> None:
+    secret = tmp_path / "token"
+    secret.write_text("from-a-file\n\n")
+    assert secret_from_env("XACLAB_X", {"XACLAB_X": "direct"}) == "direct"
+    assert secret_from_env("XACLAB_X", {"XACLAB_X_FILE": str(secret)}) == "from-a-file"
+    empty_and_file = {"XACLAB_X": "", "XACLAB_X_FILE": str(secret)}
+    assert secret_from_env("XACLAB_X", empty_and_file) == "from-a-file"
+    assert secret_from_env("XACLAB_X", {}) is None
+    assert secret_from_env("XACLAB_X", {"XACLAB_X": "", "XACLAB_X_FILE": ""}) is None
+    secret.write_text(" a b\r\n")
+    assert secret_from_env("XACLAB_X", {"XACLAB_X_FILE": str(secret)}) == " a b"
+
+
+def test_secret_from_env_refuses_both_and_bad_files(tmp_path: Path) -> None:
+    secret = tmp_path / "token"
+    secret.write_text("from-a-file\n")
+    with pytest.raises(ConfigError, match="XACLAB_X and XACLAB_X_FILE are both set"):
+        secret_from_env("XACLAB_X", {"XACLAB_X": "direct", "XACLAB_X_FILE": str(secret)})
+    with pytest.raises(ConfigError, match=r"XACLAB_X_FILE: cannot read .*nope: No such file"):
+        secret_from_env("XACLAB_X", {"XACLAB_X_FILE": str(tmp_path / "nope")})
+    with pytest.raises(ConfigError, match="cannot read .*: Is a directory"):
+        secret_from_env("XACLAB_X", {"XACLAB_X_FILE": str(tmp_path)})
+    secret.write_text("\n")
+    with pytest.raises(ConfigError, match="is empty"):
+        secret_from_env("XACLAB_X", {"XACLAB_X_FILE": str(secret)})
+
+
+def test_registration_token_comes_from_its_file_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = tmp_path / "token"
+    secret.write_text("token-from-a-file\n")
+    monkeypatch.delenv("XACLAB_REGISTRATION_TOKEN", raising=False)
+    monkeypatch.setenv("XACLAB_REGISTRATION_TOKEN_FILE", str(secret))
+    assert cli._registration_token(None) == "token-from-a-file"
+    monkeypatch.setenv("XACLAB_REGISTRATION_TOKEN", "token-in-the-environment")
+    with pytest.raises(ConfigError, match="both set"):
+        cli._registration_token(None)
+    monkeypatch.delenv("XACLAB_REGISTRATION_TOKEN")
+    monkeypatch.setenv("XACLAB_REGISTRATION_TOKEN_FILE", str(tmp_path / "nope"))
+    with pytest.raises(ConfigError, match="XACLAB_REGISTRATION_TOKEN_FILE: cannot read"):
+        cli._registration_token(None)

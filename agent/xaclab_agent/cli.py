@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from xaclab_agent.client import AgentClient
-from xaclab_agent.config import Config, load_config
+from xaclab_agent.config import Config, load_config, secret_from_env
 from xaclab_agent.daemon import Daemon
 from xaclab_agent.doctor import doctor_exit_status, run_doctor
 from xaclab_agent.errors import (
@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     reg.add_argument(
         "--registration-token-file",
         type=Path,
-        help="file holding the registration token (else $XACLAB_REGISTRATION_TOKEN)",
+        help="file holding the registration token "
+        "(else $XACLAB_REGISTRATION_TOKEN, or the file $XACLAB_REGISTRATION_TOKEN_FILE names)",
     )
 
     run = sub.add_parser("run", help="claim and run jobs until stopped")
@@ -144,10 +145,11 @@ def _registration_token(path: Path | None) -> str:
         except OSError as exc:
             raise ConfigError(f"cannot read registration token file: {exc}") from exc
     else:
-        token = os.environ.get("XACLAB_REGISTRATION_TOKEN", "").strip()
+        token = (secret_from_env("XACLAB_REGISTRATION_TOKEN") or "").strip()
     if not token:
         raise ConfigError(
-            "no registration token: give --registration-token-file or set XACLAB_REGISTRATION_TOKEN"
+            "no registration token: give --registration-token-file or set "
+            "XACLAB_REGISTRATION_TOKEN (or XACLAB_REGISTRATION_TOKEN_FILE)"
         )
     return token
 

@@ -23,6 +23,11 @@ heartbeat_interval  seconds between heartbeats while a job runs
 log_cap_bytes       most bytes of program output sent to the server per job
 noisy_load          a run is flagged noisy above this load / runnable-task count
 ==================  =====================================================
+
+Secrets are not configuration keys: the registration token comes from
+``--registration-token-file``, ``XACLAB_REGISTRATION_TOKEN`` or the file
+``XACLAB_REGISTRATION_TOKEN_FILE`` names (:func:`secret_from_env`), and the
+agent token lives in the state dir.
 """
 
 from __future__ import annotations
@@ -110,6 +115,29 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
     values.setdefault("bin_dir", _checkout_bin_dir() or INSTALLED_BIN_DIR)
     values.setdefault("work_dir", Path("/var/tmp/xaclab-agent"))
     return _checked(Config(**_coerce(values)))
+
+
+def secret_from_env(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable ``name``, else the content of the file ``name_FILE`` names.
+
+    None when neither is set (empty counts as unset); the file's trailing
+    newlines are dropped.  Both set, or a file that cannot be read or holds
+    nothing, is a ConfigError.
+    """
+    env = os.environ if env is None else env
+    path = env.get(f"{name}_FILE")
+    if not path:
+        return env.get(name) or None
+    if env.get(name):
+        raise ConfigError(f"{name} and {name}_FILE are both set; set only one of them")
+    try:
+        value = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{name}_FILE: cannot read {path}: {reason}") from None
+    if not value:
+        raise ConfigError(f"{name}_FILE: {path} is empty")
+    return value
 
 
 def _coerce(values: dict[str, Any]) -> dict[str, Any]:

@@ -9,19 +9,16 @@ page-touch, storage, search-tree and concurrency, and concurrency again on 4
 processes), each claimed, run and uploaded by `xaclab-agent run --once` from
 the suites' declarations (docs/agent-protocol.md).
 
-Two more things come from outside the agent's suite runs, both real:
-libxac/bin/concurrency_records --quick (suite concurrency, benchmark records:
-a program the concurrency suite does not declare) runs under one more
-concurrency run's job, claimed and uploaded over the agent protocol with the
-agent's own token and fingerprint; and two idle machines (one approved with a
-queued run that nobody claims, one registered without the token and pending
-approval) give the lab dashboard a queue and an approval state to show.
+The concurrency suite runs the seeds-004 record workload
+(concurrency_records) after Tests A, B and C, so its results come from the
+same agent runs.  Two idle machines (one approved with a queued run that
+nobody claims, one registered without the token and pending approval) give
+the lab dashboard a queue and an approval state to show.
 No result is invented.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import secrets
@@ -180,42 +177,6 @@ def _register_idle(agent_api: str, name: str, registration_token: str | None) ->
     return machine_id
 
 
-def _run_records(base: str, api_token: str, machine_id: int, agent_env: dict[str, str], state: Path) -> None:
-    """concurrency_records --quick under a concurrency run's job, over the agent protocol."""
-    run_id = _create_run(base, api_token, machine_id, "concurrency")
-    token = (state / "agent-token").read_text().strip()
-    agent = httpx.Client(
-        base_url=f"{base}/api/agent/v1", timeout=90, headers={"Authorization": f"Bearer {token}"}
-    )
-    with agent:
-        claim = agent.post("/jobs/claim", params={"wait": 10})
-        assert claim.status_code == 200, (claim.status_code, claim.text)
-        job = claim.json()
-        assert job["run_id"] == run_id, job
-        fingerprint = json.loads(_agent(agent_env, "fingerprint", timeout=120).stdout)
-        workdir = Path(agent_env["XACLAB_AGENT_WORK_DIR"])
-        proc = subprocess.run(
-            [str(TOP / "libxac/bin/concurrency_records"), "--quick", "--dir", str(workdir)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        results = [
-            dict(json.loads(line), env=fingerprint) for line in proc.stdout.splitlines() if line.strip()
-        ]
-        assert results, "concurrency_records --quick printed no results"
-        upload = agent.post(
-            f"/jobs/{job['job_id']}/results", json={"upload_id": str(uuid.uuid4()), "results": results}
-        )
-        assert upload.status_code in (200, 201), upload.text
-        finish = agent.post(
-            f"/jobs/{job['job_id']}/finish",
-            json={"status": "succeeded", "message": f"{len(results)} results"},
-        )
-        assert finish.status_code == 200, finish.text
-
-
 @pytest.fixture(scope="session")
 def seeded_db(
     dash_server: tuple[str, str, str], dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory
@@ -268,7 +229,6 @@ def seeded_db(
         run = httpx.get(f"{base}/api/v1/runs/{run_id}", timeout=30).json()
         assert run["status"] == "succeeded", run
 
-    _run_records(base, api_token, machine_id, agent_env, home / "state")
 
     agent_api = f"{base}/api/agent/v1"
     idle = _register_idle(agent_api, IDLE_MACHINE, registration_token)

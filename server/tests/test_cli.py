@@ -5,6 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from xaclab_server.core.db import make_engine, make_sessionmaker
+from xaclab_server.services import accounts
+
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
@@ -43,3 +46,59 @@ def test_migrate_only_creates_the_sqlite_database(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "data" / "xaclab.sqlite3").exists()
+
+
+def test_secrets_come_from_files(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("a-long-random-token-from-a-file\n")
+    (tmp_path / "admin").write_text("an admin password from a file\n")
+    data = tmp_path / "data"
+    env = {
+        "XACLAB_REGISTRATION_TOKEN_FILE": str(tmp_path / "token"),
+        "XACLAB_DATA_DIR": str(data),
+        "XACLAB_ADMIN_PASSWORD_FILE": str(tmp_path / "admin"),
+    }
+    done = run_cli(env, "create-admin", "--username", "boss")
+    assert done.returncode == 0, done.stderr
+    engine = make_engine(f"sqlite:///{data / 'xaclab.sqlite3'}")
+    try:
+        with make_sessionmaker(engine)() as session:
+            assert accounts.authenticate(
+                session=session, username="boss", password="an admin password from a file"
+            )
+            assert not accounts.authenticate(
+                session=session, username="boss", password="an admin password from a file\n"
+            )
+    finally:
+        engine.dispose()
+
+
+def test_a_secret_and_its_file_together_are_refused_without_echoing_them(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("token-in-the-file-0123456789\n")
+    done = run_cli(
+        {
+            "XACLAB_REGISTRATION_TOKEN": "token-in-the-environment-0123456789",
+            "XACLAB_REGISTRATION_TOKEN_FILE": str(tmp_path / "token"),
+            "XACLAB_DATA_DIR": str(tmp_path),
+        },
+        "--migrate-only",
+    )
+    assert done.returncode == 2
+    both = "XACLAB_REGISTRATION_TOKEN and XACLAB_REGISTRATION_TOKEN_FILE are both set"
+    assert both in done.stderr
+    assert "0123456789" not in done.stderr
+
+
+def test_an_unreadable_admin_password_file_is_refused(tmp_path: Path) -> None:
+    done = run_cli(
+        {
+            "XACLAB_REGISTRATION_TOKEN": "a-long-random-token-for-tests",
+            "XACLAB_DATA_DIR": str(tmp_path / "data"),
+            "XACLAB_ADMIN_PASSWORD_FILE": str(tmp_path / "missing"),
+        },
+        "create-admin",
+        "--username",
+        "boss",
+    )
+    assert done.returncode == 2
+    assert "XACLAB_ADMIN_PASSWORD_FILE: cannot read" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -5,8 +5,9 @@ Options: ``--host`` (default 127.0.0.1), ``--port`` (default ``$PORT`` or 8000),
 (:mod:`xaclab_server.core.config`).
 
 ``xaclab-server create-admin --username NAME [--api-token NAME]`` creates an
-admin on first run (password from ``XACLAB_ADMIN_PASSWORD``, standard input
-or a prompt) and optionally prints a fresh API token for scripts.
+admin on first run (password from ``XACLAB_ADMIN_PASSWORD`` or the file
+``XACLAB_ADMIN_PASSWORD_FILE`` names, standard input or a prompt) and
+optionally prints a fresh API token for scripts.
 """
 
 import argparse
@@ -35,8 +36,9 @@ DB_WAIT_SECONDS = 60
 def parse_create_admin(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="xaclab-server create-admin",
-        description="Create an admin (first run). The password comes from XACLAB_ADMIN_PASSWORD, "
-        "else from standard input (one line), else from a prompt.",
+        description="Create an admin (first run). The password comes from XACLAB_ADMIN_PASSWORD "
+        "(or the file XACLAB_ADMIN_PASSWORD_FILE names), else from standard input (one line), "
+        "else from a prompt.",
     )
     parser.add_argument("--username", required=True)
     parser.add_argument(
@@ -101,7 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _admin_password() -> str:
-    given = os.environ.get("XACLAB_ADMIN_PASSWORD")
+    # Imported once the settings loaded: importing the module builds them.
+    from xaclab_server.core.config import secret_from_env
+
+    given = secret_from_env("XACLAB_ADMIN_PASSWORD")
     if given:
         return given
     if not sys.stdin.isatty():
@@ -125,7 +130,11 @@ def create_admin(args: argparse.Namespace) -> int:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     _wait_for_database(url)
     upgrade_head(url)
-    password = _admin_password()
+    try:
+        password = _admin_password()
+    except ValueError as exc:
+        sys.stderr.write(f"xaclab-server: {exc}\n")
+        return 2
     engine = make_engine(url)
     try:
         with make_sessionmaker(engine)() as session:

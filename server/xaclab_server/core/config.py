@@ -3,13 +3,24 @@
 ``XACLAB_REGISTRATION_TOKEN`` is a secret with no default; outside
 ``XACLAB_ENV=development`` an obvious placeholder is refused, so a server never
 runs in a lab with the token from an example file.
+
+Each secret may instead come from a file, as container secrets do: when
+``XACLAB_<NAME>_FILE`` is set, the value is that file's content without its
+trailing newline (``SECRET_SETTINGS``; ``XACLAB_ADMIN_PASSWORD`` of
+``create-admin`` too).  Setting both ``XACLAB_<NAME>`` and
+``XACLAB_<NAME>_FILE``, or naming a file that cannot be read or is empty, is
+an error.
 """
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from xaclab_server.core.paths import PACKAGE_DIR
 
@@ -31,15 +42,50 @@ PLACEHOLDER_SECRETS = frozenset(
     }
 )
 MIN_SECRET_LENGTH = 12
+# The settings that may come from XACLAB_<NAME>_FILE.
+SECRET_SETTINGS = ("registration_token", "database_url", "database_password")
+
+
+class SecretFileError(ValueError):
+    """A secret's ``_FILE`` variable clashes with the variable itself, or names a bad file."""
+
+
+def secret_from_env(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The value of the variable ``name``, else the content of the file ``name_FILE`` names.
+
+    None when neither is set (an empty variable counts as unset).  The file's
+    trailing newlines are dropped.  Raises SecretFileError when both are set,
+    or when the file cannot be read or holds nothing.
+    """
+    environ = os.environ if environ is None else environ
+    path = environ.get(f"{name}_FILE")
+    if not path:
+        return environ.get(name) or None
+    if environ.get(name):
+        raise SecretFileError(f"{name} and {name}_FILE are both set; set only one of them")
+    try:
+        value = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SecretFileError(f"{name}_FILE: cannot read {path}: {reason}") from None
+    if not value:
+        raise SecretFileError(f"{name}_FILE: {path} is empty")
+    return value
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="XACLAB_", extra="ignore")
+    # Errors never print the input: it holds the secrets.
+    model_config = SettingsConfigDict(
+        env_prefix="XACLAB_", extra="ignore", hide_input_in_errors=True
+    )
 
     env: Literal["development", "test", "production"] = "production"
     registration_token: SecretStr
     # PostgreSQL (postgresql+psycopg://...) when given; otherwise an embedded SQLite file.
     database_url: str | None = None
+    # The password for database_url's user, when the URL carries none (so that
+    # the URL can be plain configuration and the password a secret file).
+    database_password: SecretStr | None = None
     data_dir: Path = Path(".")
     suites_dir: Path = PACKAGE_DIR / "suites"
     result_schema_path: Path = PACKAGE_DIR / "result-format.schema.json"
@@ -65,6 +111,37 @@ class Settings(BaseSettings):
     events_poll_seconds: float = Field(default=1.0, gt=0, le=30)
     log_format: Literal["json", "text"] = "json"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read_secret_files(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for field in SECRET_SETTINGS:
+            name = f"XACLAB_{field.upper()}"
+            if os.environ.get(f"{name}_FILE"):
+                value = secret_from_env(name)
+                # A value given to the constructor wins, as it does over the environment.
+                data.setdefault(field, value)
+        return data
+
+    @model_validator(mode="after")
+    def _password_needs_a_postgresql_url_without_one(self) -> "Settings":
+        if self.database_password is None:
+            return self
+        try:
+            url = make_url(normalize_database_url(self.database_url or "sqlite://"))
+        except ArgumentError:
+            raise ValueError("XACLAB_DATABASE_URL is not a database URL") from None
+        if url.get_backend_name() != "postgresql":
+            raise ValueError("XACLAB_DATABASE_PASSWORD needs a postgresql:// XACLAB_DATABASE_URL")
+        if url.password is not None:
+            raise ValueError(
+                "XACLAB_DATABASE_URL holds a password and XACLAB_DATABASE_PASSWORD is set; "
+                "give the password once"
+            )
+        return self
+
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> "Settings":
         if self.env == "development":
@@ -86,7 +163,11 @@ class Settings(BaseSettings):
     @property
     def sqlalchemy_url(self) -> str:
         if self.database_url:
-            return normalize_database_url(self.database_url)
+            url = normalize_database_url(self.database_url)
+            if self.database_password is None:
+                return url
+            password = self.database_password.get_secret_value()
+            return make_url(url).set(password=password).render_as_string(hide_password=False)
         return f"sqlite:///{(self.data_dir / 'xaclab.sqlite3').resolve()}"
 
 
