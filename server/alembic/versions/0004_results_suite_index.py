@@ -3,10 +3,10 @@ benchmark, metric and time (panels over every machine), and by run, suite, bench
 and metric (panels that pair a run's results with each other), and by machine, suite,
 benchmark, metric and time (a machine's baseline in a panel's subquery).
 
-On PostgreSQL also: raw samples are stored out of line and uncompressed (TOAST,
-``STORAGE EXTERNAL`` with ``toast_tuple_target = 128``), so the heap rows the panels
-scan hold only the summaries (a 100-sample result's row shrinks from about 1 KB to
-about 200 bytes; random doubles do not compress, so compressing them only cost CPU);
+On PostgreSQL also: raw samples are marked ``STORAGE EXTERNAL`` (uncompressed; random
+doubles do not compress) with ``toast_tuple_target = 128``.  This was meant to keep the
+heap rows the panels scan small, but PostgreSQL only toasts rows above about 2 KB
+(TOAST_TUPLE_THRESHOLD), so rows of up to ~120 samples stay in the heap (docs/server.md);
 and JIT compilation is turned off for the database: it cost 150 ms on panel queries
 that run in 90 ms without it.  Rows written before this migration keep their layout
 until rewritten (``VACUUM FULL results``).
