@@ -229,7 +229,6 @@ def seeded_db(
         run = httpx.get(f"{base}/api/v1/runs/{run_id}", timeout=30).json()
         assert run["status"] == "succeeded", run
 
-
     agent_api = f"{base}/api/agent/v1"
     idle = _register_idle(agent_api, IDLE_MACHINE, registration_token)
     _create_run(base, api_token, idle, "page-touch")
