@@ -119,6 +119,17 @@ static void old_query_child(void)
     tell(c2p[1], a == 0 && b == 0 && xendQuery() == COMMITTED ? 'y' : 'n');
 }
 
+/* Child: a query that holds its snapshot until told, so that no version
+ * committed meanwhile can be collected. */
+static void pin_child(void)
+{
+    xbeginQuery();
+    (void)*pg(0, READ);
+    tell(c2p[1], 'r');
+    hear(p2c[0]);
+    tell(c2p[1], xendQuery() == COMMITTED ? 'y' : 'n');
+}
+
 /* Fails every one-page mprotect that grants access with ENOMEM, as the
  * kernel does at vm.max_map_count mappings. */
 static int enomem_mprotect(void *addr, size_t len, int prot)
@@ -328,6 +339,38 @@ int main(void)
     tell(p2c[1], 'g');
     test_cond("the old query still saw its snapshot", hear(c2p[0]) == 'y');
     reap(pid);
+
+    /* A full version pool: with an old snapshot pinned, every commit's
+     * versions must be kept; when the pool (2 x 8 pages + 4096 frames)
+     * runs out, xend returns XAC_EFULL and publishes nothing. */
+    pid = spawn(pin_child);
+    test_cond("a query pins an old snapshot", hear(c2p[0]) == 'r');
+    {
+        int k, rc = COMMITTED, j, before;
+        for (k = 1; k <= 2000 && rc == COMMITTED; k++) {
+            E(xbegin());
+            for (j = 0; j < NPG; j++)
+                *pg(j, READ_WRITE) = 1000 + k;
+            rc = xend();
+        }
+        test_cond("the pool fills: xend returns XAC_EFULL", rc == XAC_EFULL);
+        E(xbeginQuery());
+        before = *pg(0, READ);
+        test_cond("the refused commit published nothing",
+                  before == 1000 + k - 2 && *pg(7, READ) == 1000 + k - 2);
+        test_cond("(query)", xendQuery() == COMMITTED);
+        tell(p2c[1], 'g');
+        test_cond("the pinning query commits", hear(c2p[0]) == 'y');
+        reap(pid);
+        E(xbegin());
+        *pg(0, READ_WRITE) = 3; /* what the checks below expect */
+        *pg(3, READ_WRITE) = 9;
+        *pg(5, READ_WRITE) = 6;
+        *pg(6, READ_WRITE) = 6;
+        *pg(7, READ_WRITE) = 0;
+        test_cond("commits work again once the snapshot is gone",
+                  xend() == COMMITTED);
+    }
 
     /* Another length in another process. */
     pid = spawn(len_child);
