@@ -1,11 +1,14 @@
 /* lmdb_insert: the LMDB baseline for the search-tree experiments.
  *
  * Each insert is its own write transaction (mdb_txn_begin, mdb_put,
- * mdb_txn_commit).  Durability modes (--mode, result param "durability"):
+ * mdb_txn_commit).  Modes (--mode, result param "mode"; result param
+ * "durability" is "durable" for durable and "nondurable" for the others):
  *   durable     default: data and meta pages are flushed at every commit
  *   nometasync  MDB_NOMETASYNC: the meta page is not flushed; the last
  *               commit may be lost on a crash, the store stays consistent
  *   nosync      MDB_NOSYNC: nothing is flushed; the OS writes when it likes
+ * --durability durable runs durable, --durability nondurable runs nosync
+ * (LMDB has no log to turn off: nondurable means commits not flushed).
  * LMDB is multi-process natively: every process (--procs) opens the
  * environment after fork, and writers take turns on LMDB's writer lock.
  * LMDB has no log: "log_bytes_per_insert" here is the growth of data.mdb
@@ -217,13 +220,19 @@ int main(int argc, char **argv)
 {
     static const char *const modes[] = {"durable", "nometasync", "nosync",
                                         NULL};
+    static const char *const durable[] = {"durable", NULL};
+    static const char *const nondurable[] = {"nosync", NULL};
     static const struct xb_kv_store store = {
         .sut = "lmdb",
         .prog = PROG,
         .synopsis = "LMDB baseline: 64-bit keys, 512-byte values, one write "
                     "transaction per insert;\nsee docs/benchmarks-storage.md.",
         .modes = modes,
-        .modes_help = "durability (default durable)",
+        .modes_help = "one LMDB setting (default durable)",
+        .durable_modes = durable,
+        .nondurable_modes = nondurable,
+        .durability_help = "durable: data and meta pages flushed at every "
+                           "commit; nondurable: MDB_NOSYNC, nothing flushed",
         .knob_name = "map-mib",
         .knob_param = "map_mib",
         .knob_help = "LMDB map size (largest database) in MiB",

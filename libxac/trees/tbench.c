@@ -16,12 +16,14 @@
 #include "result.h"
 #include "scratch.h"
 #include "tree.h"
+#include "tree_opts.h"
 #include "workload.h"
 
 #define TB_MAX_PROCS 64
 #define TB_MAX_SAMPLES 100000
 #define TB_TOP 100
 #define TB_MAX_VALUE 4096
+#define TB_MAX_CONFIGS 16 /* 7 block sizes, with and without advice, + CO */
 
 enum tb_op { TB_INSERT, TB_SEARCH, TB_SCAN };
 
@@ -29,6 +31,7 @@ struct tb_shared {
     uint64_t finish_ns[TB_MAX_PROCS];
     long long visited[TB_MAX_PROCS];
     char status[TB_MAX_PROCS]; /* 0 ok, 'b' XAC_EBUSY, 'f' failed */
+    unsigned long long aborts[TB_MAX_PROCS]; /* during the timed phase */
     /* xStats() (shared counters) read by each child after opening and
      * after its last operation; durable insert only. */
     unsigned long long log_bytes0[TB_MAX_PROCS], log_bytes1[TB_MAX_PROCS];
@@ -53,6 +56,7 @@ struct tb_run {
     size_t file_bytes;
     double *all_lat; /* every latency of every repetition */
     long long nlat;
+    int nconfigs;    /* for progress: configurations measured in all */
 };
 
 static int tb_value_ok(const struct tb_run *run, uint64_t key,
@@ -95,6 +99,7 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
     xb_workload_slice((size_t)run->count, p, run->procs, &begin, &end);
     unsigned char v[TB_MAX_VALUE];
     int failed = 0;
+    unsigned long long aborts0 = s.ts_aborts;
     for (size_t i = begin; i < end && run->op != TB_SCAN && !failed; i++) {
         uint64_t key = run->keys[i], t0, t1;
         if (run->op == TB_INSERT) {
@@ -123,6 +128,7 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
     if (run->op == TB_SCAN)
         run->sh->visited[p] = tr_range(t, 0, UINT64_MAX, NULL, NULL);
     run->sh->finish_ns[p] = xb_now_ns();
+    run->sh->aborts[p] = s.ts_aborts - aborts0;
     if (ts_stats(&s, &st) != 0)
         failed = 1;
     run->sh->log_bytes1[p] = st.log_bytes;
@@ -256,8 +262,10 @@ static void tb_params(const struct tb_run *run, xb_result *r)
 {
     xb_param_int(r, "count", run->count);
     xb_param_int(r, "procs", run->procs);
-    xb_param_str(r, "durability",
-                 run->durability == TS_DURABLE ? "durable" : "nondurable");
+    const char *durability =
+        run->durability == TS_DURABLE ? "durable" : "nondurable";
+    xb_param_str(r, "durability", durability);
+    xb_param_str(r, "mode", durability);
     xb_param_str(r, "order", xb_order_name(run->order));
     xb_param_int(r, "seed", (long long)run->seed);
     xb_param_int(r, "key_bytes", XB_KEY_BYTES);
@@ -299,8 +307,10 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
                                     "log_bytes_per_insert", "bytes",
                                     XB_LOWER);
     xb_result *logs = xb_result_new("search-tree", run->opname, "libxac",
-                                    "log_syncs_per_insert", "syncs",
+                                    "log_syncs_per_insert", "ratio",
                                     XB_LOWER);
+    xb_result *aborts = xb_result_new("search-tree", run->opname, "libxac",
+                                      "aborts", "count", XB_LOWER);
     size_t shsize = sizeof(struct tb_shared) +
                     (size_t)run->count * sizeof(double);
     run->file_bytes = tr_file_bytes(&run->cfg, (uint64_t)run->count);
@@ -342,6 +352,8 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
             run->nlat += run->count;
         }
         xb_sample(thr, rate);
+        for (int p = 0; p < run->procs && run->version == TS_XAC; p++)
+            xb_sample(aborts, (double)run->sh->aborts[p]);
         uint64_t used = 0;
         if (tb_verify(run, repdir, &used) != 0)
             return 1;
@@ -368,9 +380,11 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
             xb_sample(logs, (double)(s1 - s0) / (double)run->count);
         }
         xb_remove_tree(repdir);
-        xb_progress((double)(r + 1) / (double)run->reps,
-                    "%s %u: %s repetition %lld of %lld, %.0f ops/s",
-                    tr_kind_name(run->cfg.kind), run->cfg.block_bytes,
+        xb_progress((double)(index * run->reps + r + 1) /
+                        (double)(run->nconfigs * run->reps),
+                    "%s%s %u: %s repetition %lld of %lld, %.0f ops/s",
+                    tr_kind_name(run->cfg.kind),
+                    run->advisory ? " advisory" : "", run->cfg.block_bytes,
                     run->opname, r + 1, run->reps, rate);
     }
     if (run->nlat > 0) {
@@ -388,6 +402,7 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
     tb_emit(run, bpk);
     tb_emit(run, logb);
     tb_emit(run, logs);
+    tb_emit(run, aborts);
     return 0;
 }
 
@@ -415,15 +430,13 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
 {
     static const char *const ops[] = {"insert", "search", "scan", NULL};
     static const char *const orders[] = {"random", "sorted", NULL};
-    static const char *const modes[] = {"nondurable", "durable", NULL};
-    static const char *const trees[] = {"btree", "cobtree", NULL};
     static const char *const versions[] = {"transactional", "serial", NULL};
     long long count = -1, reps = -1, procs = 1, seed = XB_WORKLOAD_SEED;
     long long block = -1, vbytes = XB_VALUE_BYTES;
     int quick = 0, verify = 0, no_verify = 0, advisory = 0;
-    const char *dir = NULL, *mode = "nondurable", *order = "random";
-    const char *op = pg->default_op, *tree = NULL;
-    const char *version = pg->default_version;
+    const char *dir = NULL, *mode = NULL, *durability = NULL;
+    const char *order = "random", *op = pg->default_op, *tree = NULL;
+    const char *version = NULL;
     const struct xb_opt opts[] = {
         {"quick", XB_OPT_FLAG, &quick, 0, 0, NULL,
          "2,000 keys, 2 repetitions, verify: under 15 s"},
@@ -431,29 +444,40 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
         {"count", XB_OPT_INT, &count, 1, 100000000, NULL,
          "keys in all (default 100000; quick 2000)"},
         {"procs", XB_OPT_INT, &procs, 1, TB_MAX_PROCS, NULL,
-         "processes sharing the tree, each with count/procs keys"},
-        {"mode", XB_OPT_CHOICE, &mode, 0, 0, modes,
-         "durability (default nondurable): durable opens LIBXAC with "
-         "DURABLE (redo log, recovery)"},
+         "processes sharing the tree, each with count/procs keys "
+         "(transactional version)"},
+        {"durability", XB_OPT_CHOICE, &durability, 0, 0, xb_st_durabilities,
+         "durable: every operation one DURABLE LIBXAC transaction "
+         "(xInit(dir, DURABLE): redo log, recovery); nondurable (default): "
+         "xInit(dir, NONDURABLE)"},
+        {"mode", XB_OPT_CHOICE, &mode, 0, 0, xb_st_durabilities,
+         "this program's spelling of --durability (both given must agree)"},
         {"order", XB_OPT_CHOICE, &order, 0, 0, orders,
          "key order (default random)"},
         {"seed", XB_OPT_INT, &seed, 0, INT64_MAX, NULL,
          "workload seed (default 20050520)"},
         {"reps", XB_OPT_INT, &reps, 1, 1000, NULL,
          "repetitions, each on a fresh tree (default 3; quick 2)"},
-        {"tree", XB_OPT_CHOICE, &tree, 0, 0, trees,
-         pg->sweep ? "only this tree (default: every B+-tree block size, "
-                     "then the CO B-tree)"
-                   : "which tree (default btree)"},
+        {"tree", XB_OPT_CHOICE, &tree, 0, 0, xb_st_trees,
+         pg->sweep
+             ? "btree: every block size; btree-advisory: the same with "
+               "advisory calls (transactional); cobtree; all (default): "
+               "every block size, then the CO B-tree (transactional: the "
+               "advisory block sizes too)"
+             : "btree (default), btree-advisory (the B+-tree calling "
+               "setPageAccess), cobtree, or all three in turn"},
         {"block-bytes", XB_OPT_INT, &block, 4096, 262144, NULL,
          pg->sweep ? "only this B+-tree block size (power of two)"
                    : "B+-tree node size, a power of two (default 4096)"},
         {"advisory", XB_OPT_FLAG, &advisory, 0, 0, NULL,
-         "B+-tree calls setPageAccess on the nodes it touches"},
+         "the same as --tree btree-advisory"},
         {"value-bytes", XB_OPT_INT, &vbytes, 1, TB_MAX_VALUE, NULL,
          "value size (default 512, as the baselines)"},
         {"version", XB_OPT_CHOICE, &version, 0, 0, versions,
-         "transactional (LIBXAC) or serial (plain mmap, one process)"},
+         pg->sweep ? "transactional (LIBXAC) or serial (plain mmap, one "
+                     "process; the default)"
+                   : "transactional (LIBXAC; the default) or serial (plain "
+                     "mmap, one process)"},
         {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
          "directory under test (default $TMPDIR, else /tmp)"},
         {"verify", XB_OPT_FLAG, &verify, 0, 0, NULL,
@@ -467,8 +491,6 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
     struct tb_run run;
     memset(&run, 0, sizeof run);
     run.pg = pg;
-    run.durability =
-        strcmp(mode, "durable") == 0 ? TS_DURABLE : TS_NONDURABLE;
     if (verify && no_verify) {
         fprintf(stderr, "%s: --verify and --no-verify exclude each other.\n",
                 pg->prog);
@@ -479,28 +501,31 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
                 pg->prog);
         return 2;
     }
-    run.version = strcmp(version, "serial") == 0 ? TS_SERIAL : TS_XAC;
-    if (run.version == TS_SERIAL && procs > 1) {
-        fprintf(stderr, "%s: the serial version runs in one process; use "
-                "--procs 1 or --version transactional.\n", pg->prog);
+    if (mode != NULL && durability != NULL && strcmp(mode, durability) != 0) {
+        fprintf(stderr, "%s: --mode %s and --durability %s disagree.\n",
+                pg->prog, mode, durability);
         return 2;
     }
-    if (run.durability == TS_DURABLE && run.version == TS_SERIAL) {
-        fprintf(stderr, "%s: --mode durable needs --version "
-                "transactional (the serial version has no log).\n",
-                pg->prog);
-        return 2;
+    const char *dur = mode != NULL ? mode : durability;
+    run.durability = dur != NULL && strcmp(dur, "durable") == 0
+                         ? TS_DURABLE
+                         : TS_NONDURABLE;
+    const char *sel = tree != NULL ? tree : pg->sweep ? "all" : "btree";
+    if (advisory) {
+        if (tree != NULL && strcmp(tree, "btree") != 0 &&
+            strcmp(tree, "btree-advisory") != 0) {
+            fprintf(stderr, "%s: --advisory only applies to --tree btree.\n",
+                    pg->prog);
+            return 2;
+        }
+        sel = "btree-advisory";
     }
-    if (advisory && run.version == TS_SERIAL) {
-        fprintf(stderr, "%s: --advisory needs --version transactional.\n",
-                pg->prog);
-        return 2;
-    }
+    const char *ver = version != NULL ? version : pg->default_version;
+    run.version = strcmp(ver, "serial") == 0 ? TS_SERIAL : TS_XAC;
     run.count = count >= 0 ? count : quick ? 2000 : 100000;
     run.reps = reps >= 0 ? reps : quick ? 2 : 3;
     run.verify = verify || (quick && !no_verify);
     run.procs = (int)procs;
-    run.advisory = advisory;
     run.seed = (uint64_t)seed;
     run.order = (enum xb_order)xb_order_parse(order);
     run.opname = op;
@@ -513,29 +538,55 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
         return 2;
     }
 
-    /* The configurations to measure. */
-    struct tr_config cfgs[8];
-    int ncfg = 0;
-    int want_bt = tree == NULL ? 1 : strcmp(tree, "btree") == 0;
-    int want_co = tree == NULL ? pg->sweep : strcmp(tree, "cobtree") == 0;
-    if (tree == NULL && !pg->sweep)
-        want_bt = 1;
-    for (uint32_t b = 4096; want_bt && b <= 262144; b *= 2) {
-        if (block >= 0 ? b != (uint32_t)block
-                       : !pg->sweep && b != 4096)
-            continue;
-        cfgs[ncfg++] = (struct tr_config){TR_BTREE, b, run.cfg.value_bytes};
+    /* The configurations to measure: B+-trees, advised B+-trees, CO. */
+    int want_bt = strcmp(sel, "btree") == 0 || strcmp(sel, "all") == 0;
+    int want_adv = strcmp(sel, "btree-advisory") == 0 ||
+                   (strcmp(sel, "all") == 0 && run.version == TS_XAC);
+    int want_co = strcmp(sel, "cobtree") == 0 || strcmp(sel, "all") == 0;
+    struct tr_config cfgs[TB_MAX_CONFIGS];
+    int advs[TB_MAX_CONFIGS], ncfg = 0;
+    for (int a = 0; a < 2; a++) {
+        for (uint32_t b = 4096; (a ? want_adv : want_bt) && b <= 262144;
+             b *= 2) {
+            if (block >= 0 ? b != (uint32_t)block : !pg->sweep && b != 4096)
+                continue;
+            if (run.cfg.value_bytes + 8 > (b - 16) / 2) {
+                fprintf(stderr, "%s: a %u-byte block holds fewer than two "
+                        "%u-byte values.\n", pg->prog, b,
+                        run.cfg.value_bytes);
+                return 2;
+            }
+            advs[ncfg] = a;
+            cfgs[ncfg++] = (struct tr_config){TR_BTREE, b,
+                                              run.cfg.value_bytes};
+        }
     }
-    if (want_co)
+    if (want_co) {
+        advs[ncfg] = 0;
         cfgs[ncfg++] = (struct tr_config){TR_COBTREE, 0, run.cfg.value_bytes};
-    for (int c = 0; c < ncfg; c++)
-        if (cfgs[c].kind == TR_BTREE &&
-            cfgs[c].value_bytes + 8 > (cfgs[c].block_bytes - 16) / 2) {
-            fprintf(stderr, "%s: a %u-byte block holds fewer than two "
-                    "%u-byte values.\n", pg->prog, cfgs[c].block_bytes,
-                    cfgs[c].value_bytes);
+    }
+
+    /* What only the transactional version has.  A program that measures
+     * the serial trees by default (tree_blocks) is told these by the
+     * suite-wide options of a run meant for the others: it says so and
+     * measures nothing.  Asked for the serial version, it is an error. */
+    const char *needs = run.durability == TS_DURABLE ? "--durability durable"
+                        : procs > 1                  ? "--procs above 1"
+                        : want_adv                   ? "--tree btree-advisory"
+                                                     : NULL;
+    if (run.version == TS_SERIAL && needs != NULL) {
+        if (version != NULL) {
+            fprintf(stderr, "%s: %s needs --version transactional (the "
+                    "serial version is one process without log or advisory "
+                    "calls).\n", pg->prog, needs);
             return 2;
         }
+        fprintf(stderr, "%s: %s needs the transactional version, and this "
+                "program measures the serial trees unless --version "
+                "transactional is given, so it measures nothing here.\n",
+                pg->prog, needs);
+        return 0;
+    }
 
     const char *scratch = xb_scratch_create(dir, pg->prog);
     run.keys = malloc((size_t)run.count * sizeof *run.keys);
@@ -550,9 +601,11 @@ int tb_main(int argc, char **argv, const struct tb_program *pg)
                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (run.sh == MAP_FAILED)
         xb_die_errno("mmap");
+    run.nconfigs = ncfg;
     int rc = 0;
     for (int c = 0; c < ncfg && rc == 0; c++) {
         run.cfg = cfgs[c];
+        run.advisory = advs[c];
         rc = tb_config(&run, scratch, c);
     }
     if (rc == 1)

@@ -38,6 +38,7 @@ int ts_open_config(struct ts_store *s, const struct ts_config *cfg,
     s->ts_advisory = cfg->advisory && kind == TS_XAC;
     s->ts_len = len;
     s->ts_fd = -1;
+    s->ts_aborts = 0;
     if (len == 0 || len % TS_PAGE != 0 ||
         snprintf(s->ts_path, sizeof s->ts_path, "%s/%s", dir, name) >=
             (int)sizeof s->ts_path)
@@ -110,12 +111,16 @@ void ts_begin_query(struct ts_store *s)
 
 int ts_end(struct ts_store *s)
 {
-    return s->ts_kind == TS_XAC ? xend() : COMMITTED;
+    int st = s->ts_kind == TS_XAC ? xend() : COMMITTED;
+    s->ts_aborts += st == ABORTED;
+    return st;
 }
 
 int ts_end_query(struct ts_store *s)
 {
-    return s->ts_kind == TS_XAC ? xendQuery() : COMMITTED;
+    int st = s->ts_kind == TS_XAC ? xendQuery() : COMMITTED;
+    s->ts_aborts += st == ABORTED;
+    return st;
 }
 
 void ts_touch_pages(struct ts_store *s, const void *p, size_t len, int mode)

@@ -52,6 +52,7 @@ struct ts_store {
     char *ts_base;    /* the mapping */
     size_t ts_len;    /* its length in bytes */
     int ts_fd;        /* TS_SERIAL: the file */
+    unsigned long long ts_aborts; /* ts_end() calls that returned ABORTED */
     char ts_path[4096];
 };
 
@@ -86,7 +87,8 @@ void ts_begin(struct ts_store *s);
 void ts_begin_query(struct ts_store *s);
 
 /** End it: COMMITTED, ABORTED (retry), or an errno value from the commit.
- * TS_SERIAL always returns COMMITTED. */
+ * TS_SERIAL always returns COMMITTED.  Each ABORTED is counted in
+ * ts_aborts (the benchmarks report aborts per process). */
 int ts_end(struct ts_store *s);
 int ts_end_query(struct ts_store *s);
 

@@ -5,6 +5,7 @@
 #include "options.h"
 #include "result.h"
 #include "scratch.h"
+#include "tree_opts.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -211,16 +212,113 @@ static long long count_distinct(const uint64_t *keys, long long n)
     return d;
 }
 
+static const char *durability_of(const struct xb_kv_store *st,
+                                 const char *mode)
+{
+    for (const char *const *m = st->durable_modes; *m != NULL; m++)
+        if (strcmp(*m, mode) == 0)
+            return "durable";
+    return "nondurable";
+}
+
 static void add_params(const struct run *run, xb_result *r)
 {
     xb_param_int(r, "count", run->count);
     xb_param_int(r, "procs", run->cfg.procs);
-    xb_param_str(r, "durability", run->cfg.mode);
+    xb_param_str(r, "durability", durability_of(run->store, run->cfg.mode));
+    xb_param_str(r, "mode", run->cfg.mode);
     xb_param_str(r, "order", xb_order_name(run->order));
     xb_param_int(r, "seed", (long long)run->seed);
     xb_param_int(r, "key_bytes", XB_KEY_BYTES);
     xb_param_int(r, "value_bytes", XB_VALUE_BYTES);
     xb_param_int(r, run->store->knob_param, run->cfg.knob);
+}
+
+/* Every repetition of run->cfg.mode, then its results; 0 or 1 (failed).
+ * index/nmodes place its repetitions in the program's progress. */
+static int measure(struct run *run, const char *scratch, int index,
+                   int nmodes, size_t shsize)
+{
+    const struct xb_kv_store *st = run->store;
+    const char *op = op_names[run->op];
+    xb_result *thr = xb_result_new("search-tree", op, st->sut, "throughput",
+                                   "ops/s", XB_HIGHER);
+    char metric[64];
+    snprintf(metric, sizeof metric, "%s_latency", op);
+    xb_result *lat = xb_result_new("search-tree", op, st->sut, metric, "us",
+                                   XB_LOWER);
+    xb_result *logb = xb_result_new("search-tree", op, st->sut,
+                                    "log_bytes_per_insert", "bytes", XB_LOWER);
+    xb_result *rs[] = {thr, lat, logb};
+    int failed = 0;
+    for (long long r = 0; r < run->reps && !failed; r++) {
+        char repdir[4096], name[64];
+        snprintf(name, sizeof name, "%s-rep-%lld", run->cfg.mode, r);
+        xb_path(repdir, sizeof repdir, scratch, name);
+        if (mkdir(repdir, 0700) != 0)
+            xb_die_errno("mkdir");
+        if (st->create(&run->cfg, repdir) != 0) {
+            failed = 1;
+            break;
+        }
+        if (run->op != OP_INSERT) {
+            void *h = st->open(&run->cfg, repdir);
+            int loaded =
+                h != NULL && st->load(h, run->keys, (size_t)run->count) == 0;
+            if (h != NULL)
+                st->close(h);
+            if (!loaded) {
+                failed = 1;
+                break;
+            }
+        }
+        if (st->log_mark)
+            st->log_mark(&run->cfg, repdir);
+        memset(run->sh, 0, shsize);
+        uint64_t ns = run_children(run, repdir);
+        if (ns == 0) {
+            failed = 1;
+            break;
+        }
+        double secs = (double)ns / 1e9, rate;
+        if (run->op == OP_SCAN) {
+            long long visited = 0;
+            for (int p = 0; p < run->cfg.procs; p++) {
+                if (run->sh->visited[p] != run->distinct) {
+                    fprintf(stderr, "%s: scan visited %lld records, not %lld.\n",
+                            st->prog, run->sh->visited[p], run->distinct);
+                    failed = 1;
+                }
+                visited += run->sh->visited[p];
+            }
+            rate = (double)visited / secs;
+        } else {
+            rate = (double)run->count / secs;
+            add_latencies(run, lat);
+        }
+        xb_sample(thr, rate);
+        if (run->op == OP_INSERT) {
+            xb_sample(logb,
+                      st->log_bytes(&run->cfg, repdir) / (double)run->count);
+            if (run->verify && verify_store(run, repdir) != 0)
+                failed = 1;
+        }
+        xb_remove_tree(repdir);
+        if (!failed)
+            xb_progress((double)(index * run->reps + r + 1) /
+                            (double)(nmodes * run->reps),
+                        "%s %s: %s repetition %lld of %lld, %.0f ops/s",
+                        st->sut, run->cfg.mode, op, r + 1, run->reps, rate);
+    }
+    for (int k = 0; k < 3; k++) {
+        if (failed || xb_sample_count(rs[k]) == 0) {
+            xb_result_free(rs[k]);
+            continue;
+        }
+        add_params(run, rs[k]);
+        xb_result_emit(rs[k]);
+    }
+    return failed;
 }
 
 int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
@@ -232,11 +330,14 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
     long long count = -1, reps = -1, procs = 1, seed = XB_WORKLOAD_SEED;
     long long knob = st->knob_default;
     int quick = 0, verify = 0, no_verify = 0;
-    const char *dir = NULL, *mode = "durable", *order = "random";
-    const char *op = "insert";
-    char knob_help[256];
+    const char *dir = NULL, *mode = NULL, *durability = NULL;
+    const char *order = "random", *tree = NULL, *op = "insert";
+    char knob_help[256], mode_help[256];
     snprintf(knob_help, sizeof knob_help, "%s (default %lld)", st->knob_help,
              st->knob_default);
+    snprintf(mode_help, sizeof mode_help,
+             "%s, by hand; given with --durability, it must be of that "
+             "durability", st->modes_help);
     const struct xb_opt opts[] = {
         {"quick", XB_OPT_FLAG, &quick, 0, 0, NULL,
          "2,000 keys, 2 repetitions, verify: under 15 s"},
@@ -246,7 +347,11 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
          "keys in all (default 100000; quick 2000)"},
         {"procs", XB_OPT_INT, &procs, 1, MAX_PROCS, NULL,
          "processes sharing the store, each with count/procs keys"},
-        {"mode", XB_OPT_CHOICE, &mode, 0, 0, st->modes, st->modes_help},
+        {"durability", XB_OPT_CHOICE, &durability, 0, 0, xb_st_durabilities,
+         st->durability_help},
+        {"mode", XB_OPT_CHOICE, &mode, 0, 0, st->modes, mode_help},
+        {"tree", XB_OPT_CHOICE, &tree, 0, 0, xb_st_trees,
+         XB_ST_BASELINE_TREE_HELP},
         {"order", XB_OPT_CHOICE, &order, 0, 0, orders,
          "key order (default random)"},
         {"seed", XB_OPT_INT, &seed, 0, INT64_MAX, NULL,
@@ -268,12 +373,23 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
                 st->prog);
         return 2;
     }
+    if (mode != NULL && durability != NULL &&
+        strcmp(durability_of(st, mode), durability) != 0) {
+        fprintf(stderr, "%s: --mode %s is not %s.\n", st->prog, mode,
+                durability);
+        return 2;
+    }
+    const char *one_mode[] = {mode, NULL};
+    const char *const *modes =
+        mode != NULL ? one_mode
+        : durability != NULL && strcmp(durability, "nondurable") == 0
+            ? st->nondurable_modes
+            : st->durable_modes;
     run.count = count >= 0 ? count : quick ? 2000 : 100000;
     run.reps = reps >= 0 ? reps : quick ? 2 : 3;
     run.verify = verify || (quick && !no_verify);
     run.seed = (uint64_t)seed;
     run.order = (enum xb_order)xb_order_parse(order);
-    run.cfg.mode = mode;
     run.cfg.knob = knob;
     run.cfg.procs = (int)procs;
     run.op = strcmp(op, "insert") == 0   ? OP_INSERT
@@ -283,6 +399,8 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
         fprintf(stderr, "%s: --count must be at least --procs.\n", st->prog);
         return 2;
     }
+    if (xb_st_baseline_skips(st->prog, tree))
+        return 0;
 
     const char *scratch = xb_scratch_create(dir, st->prog);
     run.keys = malloc((size_t)run.count * sizeof *run.keys);
@@ -296,79 +414,17 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
     if (run.sh == MAP_FAILED)
         xb_die_errno("mmap");
 
-    xb_result *thr = xb_result_new("search-tree", op, st->sut, "throughput",
-                                   "ops/s", XB_HIGHER);
-    char metric[64];
-    snprintf(metric, sizeof metric, "%s_latency", op);
-    xb_result *lat = xb_result_new("search-tree", op, st->sut, metric, "us",
-                                   XB_LOWER);
-    xb_result *logb = xb_result_new("search-tree", op, st->sut,
-                                    "log_bytes_per_insert", "bytes", XB_LOWER);
-    int failed = 0;
-    for (long long r = 0; r < run.reps && !failed; r++) {
-        char repdir[4096], name[32];
-        snprintf(name, sizeof name, "rep-%lld", r);
-        xb_path(repdir, sizeof repdir, scratch, name);
-        if (mkdir(repdir, 0700) != 0)
-            xb_die_errno("mkdir");
-        if (st->create(&run.cfg, repdir) != 0)
-            return 1;
-        if (run.op != OP_INSERT) {
-            void *h = st->open(&run.cfg, repdir);
-            if (h == NULL || st->load(h, run.keys, (size_t)run.count) != 0)
-                return 1;
-            st->close(h);
-        }
-        if (st->log_mark)
-            st->log_mark(&run.cfg, repdir);
-        memset(run.sh, 0, shsize);
-        uint64_t ns = run_children(&run, repdir);
-        if (ns == 0) {
-            failed = 1;
-            break;
-        }
-        double secs = (double)ns / 1e9, rate;
-        if (run.op == OP_SCAN) {
-            long long visited = 0;
-            for (int p = 0; p < run.cfg.procs; p++) {
-                if (run.sh->visited[p] != run.distinct) {
-                    fprintf(stderr, "%s: scan visited %lld records, not %lld.\n",
-                            st->prog, run.sh->visited[p], run.distinct);
-                    failed = 1;
-                }
-                visited += run.sh->visited[p];
-            }
-            rate = (double)visited / secs;
-        } else {
-            rate = (double)run.count / secs;
-            add_latencies(&run, lat);
-        }
-        xb_sample(thr, rate);
-        if (run.op == OP_INSERT) {
-            xb_sample(logb, st->log_bytes(&run.cfg, repdir) / (double)run.count);
-            if (run.verify && verify_store(&run, repdir) != 0)
-                failed = 1;
-        }
-        xb_remove_tree(repdir);
-        if (!failed)
-            xb_progress((double)(r + 1) / (double)run.reps,
-                        "%s: %s repetition %lld of %lld, %.0f ops/s", st->sut,
-                        op, r + 1, run.reps, rate);
+    int nmodes = 0, failed = 0;
+    while (modes[nmodes] != NULL)
+        nmodes++;
+    for (int m = 0; m < nmodes && !failed; m++) {
+        run.cfg.mode = modes[m];
+        failed = measure(&run, scratch, m, nmodes, shsize);
     }
-    if (failed) {
-        fprintf(stderr, "%s: %s failed; no results.\n", st->prog, op);
-        return 1;
-    }
-    xb_result *rs[] = {thr, lat, logb};
-    for (int k = 0; k < 3; k++) {
-        if (xb_sample_count(rs[k]) == 0) {
-            xb_result_free(rs[k]);
-            continue;
-        }
-        add_params(&run, rs[k]);
-        xb_result_emit(rs[k]);
-    }
+    if (failed)
+        fprintf(stderr, "%s: %s (%s) failed; no results for it.\n", st->prog,
+                op, run.cfg.mode);
     munmap(run.sh, shsize);
     free(run.keys);
-    return 0;
+    return failed;
 }

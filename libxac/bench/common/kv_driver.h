@@ -19,6 +19,13 @@
  * their slices; --op scan loads them and times one cursor pass per
  * process over the whole store (scan).
  *
+ * Durability (tree_opts.h): --mode picks one of the store's modes;
+ * --durability durable runs the store's durable_modes, --durability
+ * nondurable its nondurable_modes, one after the other (each with all its
+ * repetitions); without either, "durable".  Given both, the mode must be of
+ * that durability (else exit 2).  --tree other than "all" measures nothing
+ * (tree_opts.h).
+ *
  * Results: suite "search-tree", benchmark = the op, sut = store->sut.
  *   insert: "throughput" ops/s (one sample per repetition),
  *           "insert_latency" us (per insert, at most 100,000 samples, an
@@ -26,8 +33,9 @@
  *           "log_bytes_per_insert" bytes (one sample per repetition);
  *   search: "throughput", "search_latency";
  *   scan:   "throughput" (records visited per second, all processes).
- * Params: count, procs, durability, order, seed, key_bytes, value_bytes and
- * the store's own knob (cache_mib, map_mib).
+ * Params: count, procs, durability ("durable" for the durable_modes, else
+ * "nondurable"), mode, order, seed, key_bytes, value_bytes and the store's
+ * own knob (cache_mib, map_mib).  No "tree": the store is its own.
  *
  * Exit status: 0; 1 if any insert, search or verification failed (said on
  * stderr); 2 for a bad option.
@@ -48,8 +56,11 @@ struct xb_kv_store {
     const char *sut;               /* "bdb", "lmdb" */
     const char *prog;              /* program name, for messages */
     const char *synopsis;          /* first lines of --help */
-    const char *const *modes;      /* durability modes, NULL-terminated */
+    const char *const *modes;      /* every --mode, NULL-terminated */
     const char *modes_help;
+    const char *const *durable_modes;    /* --durability durable runs these */
+    const char *const *nondurable_modes; /* --durability nondurable these */
+    const char *durability_help;   /* what the two map to in this store */
     const char *knob_name;         /* option/param, e.g. "cache-mib" */
     const char *knob_param;        /* result param, e.g. "cache_mib" */
     const char *knob_help;

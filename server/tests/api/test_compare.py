@@ -95,6 +95,46 @@ def test_factor_and_sut_comparisons_inside_one_run(client: TestClient) -> None:
     assert "cache_mib" in suts["note"]
 
 
+def test_sut_comparison_pairs_every_tree_with_every_baseline_mode(client: TestClient) -> None:
+    machine_id, headers = register(client)
+    body = {"machine_ids": [machine_id], "suites": ["search-tree"], "factors": {}}
+    run_id = client.post("/api/v1/matrices", json=body).json()["runs"][0]["run_id"]
+    workload = {"count": 1000, "procs": 1, "durability": "nondurable"}
+    systems = [
+        ("libxac", {"tree": "btree", "advisory": False, "version": "transactional"}, 80.0),
+        ("libxac", {"tree": "btree", "advisory": True, "version": "transactional"}, 60.0),
+        ("libxac", {"tree": "cobtree", "advisory": False, "version": "transactional"}, 90.0),
+        ("bdb", {"mode": "not_durable"}, 10.0),
+        ("bdb", {"mode": "nosync"}, 20.0),
+        ("bdb", {"mode": "cdb", "durability": "durable"}, 5.0),  # another workload
+    ]
+    results = [
+        result_record(
+            suite="search-tree",
+            benchmark="insert",
+            sut=sut,
+            metric="time_per_insert",
+            params={**workload, **variant},
+            samples=[scale * (1 + i / 1000) for i in range(12)],
+        )
+        for sut, variant, scale in systems
+    ]
+    _finish_run(client, headers, results)
+    suts = client.get(
+        "/api/v1/compare", params={"kind": "sut", "a": "libxac", "b": "bdb", "run": run_id}
+    ).json()
+    pairs = {
+        (p["params"]["libxac.tree"], p["params"]["libxac.advisory"], p["params"]["bdb.mode"]): p
+        for p in suts["pairs"]
+    }
+    assert len(suts["pairs"]) == 6  # 3 LIBXAC trees x 2 Berkeley DB modes; cdb ran durable
+    assert pairs[("btree", False, "not_durable")]["ratio"] == pytest.approx(10 / 80)
+    assert pairs[("cobtree", False, "nosync")]["ratio"] == pytest.approx(20 / 90)
+    assert pairs[("btree", True, "nosync")]["ratio"] == pytest.approx(20 / 60)
+    assert all(p["params"]["durability"] == "nondurable" for p in suts["pairs"])
+    assert suts["only_b"] == 1 and "tree" in suts["note"]
+
+
 def test_machines_must_have_the_same_hardware(client: TestClient) -> None:
     ids = []
     for name, model in (("lab-x", "EPYC 7302"), ("lab-y", "Xeon E5-2680")):

@@ -230,11 +230,14 @@ def test_tree_inserts_turn_throughput_into_time_per_insert(client: TestClient) -
             samples=[per_second, per_second],
         )
 
+    # As tree_insert prints them; a serial tree (tree_blocks' sweep) is no match.
+    bplus = {"tree": "btree", "advisory": True, "block_bytes": 4096, "version": "transactional"}
     records = [
         insert("bdb", 50.0, 1),
         insert("bdb", 80.0, 2),
-        insert("libxac", 100.0, 1, tree="btree", advisory=True),
-        insert("libxac", 125.0, 2, tree="btree", advisory=True),
+        insert("libxac", 100.0, 1, **bplus),
+        insert("libxac", 125.0, 2, **bplus),
+        insert("libxac", 1000.0, 2, **{**bplus, "version": "serial"}),
     ]
     store_results(client, machine_id, agent, "search-tree", records, params={"write_cache": "off"})
     body = report(client, machine_id)
@@ -260,13 +263,14 @@ def test_berkeley_db_nondurable_rows_follow_each_thesis_machine(client: TestClie
     bdb_1 = [
         r for r in table["rows"] if r["identity"] == {"search_tree": "Berkeley DB", "procs": 1}
     ]
-    by_mode = {r["params"]["durability"]: r for r in bdb_1}
-    assert set(by_mode) == {"nondurable", "nosync"}
+    assert {r["params"]["durability"] for r in bdb_1} == {"nondurable"}
+    by_mode = {r["params"]["mode"]: r for r in bdb_1}
+    assert set(by_mode) == {"not_durable", "nosync"}
     shown = {
         mode: {c["machine"] for c in r["thesis"] if c["value"] is not None}
         for mode, r in by_mode.items()
     }
-    assert shown == {"nondurable": {"1", "3(a)"}, "nosync": {"2", "4"}}
+    assert shown == {"not_durable": {"1", "3(a)"}, "nosync": {"2", "4"}}
 
 
 def test_concurrency_rows_convert_us_to_the_thesis_ms(client: TestClient) -> None:

@@ -29,7 +29,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -41,7 +41,14 @@ from xaclab_server.services import histogram, significance
 from xaclab_server.services.histogram import Histogram
 from xaclab_server.services.machines import HARDWARE_FIELDS, dig
 
-SUT_SPECIFIC_KEYS = frozenset({"cache_mib", "map_mib"})
+# Params that describe one system rather than the workload: a store's cache
+# knob, a LIBXAC tree's shape, a program's own durability mechanism (the
+# common factor is ``durability``).  A sut comparison matches on the rest and
+# pairs every variant of A (say tree=btree, tree=cobtree) with every variant
+# of B (mode=not_durable, mode=nosync) that ran the same workload.
+SUT_SPECIFIC_KEYS = frozenset(
+    {"cache_mib", "map_mib", "tree", "block_bytes", "advisory", "version", "mode"}
+)
 CACHE_SIZE = 4096
 Statistic = Literal["median", "mean"]
 
@@ -200,14 +207,35 @@ def compare_suts(
 ) -> Comparison:
     rows = _rows(session, _scope(session, run_id=run_id, matrix_id=matrix_id))
     comparison = Comparison("sut", a, b, statistic)
-    _pair_up(
-        comparison,
-        [r for r in rows if r.result.sut == a],
-        [r for r in rows if r.result.sut == b],
-        key=_sut_key,
+    side_a = _variants([r for r in rows if r.result.sut == a])
+    side_b = _variants([r for r in rows if r.result.sut == b])
+    comparison.only_a = len(set(side_a) - set(side_b))
+    comparison.only_b = len(set(side_b) - set(side_a))
+    for workload in sorted(set(side_a) & set(side_b)):
+        for variant_a, group_a in sorted(side_a[workload].items()):
+            for variant_b, group_b in sorted(side_b[workload].items()):
+                pair = _pair(group_a, group_b, statistic)
+                labelled = {
+                    **{k: v for k, v in group_a[0].params.items() if k not in SUT_SPECIFIC_KEYS},
+                    **{f"{a}.{k}": v for k, v in json.loads(variant_a).items()},
+                    **{f"{b}.{k}": v for k, v in json.loads(variant_b).items()},
+                }
+                comparison.pairs.append(replace(pair, params=labelled))
+    comparison.note = (
+        "Matched on the workload; system-specific params tell variants apart and every "
+        f"variant of {a} is paired with every variant of {b}: "
+        + ", ".join(sorted(SUT_SPECIFIC_KEYS))
     )
-    comparison.note = "Params ignored for matching: " + ", ".join(sorted(SUT_SPECIFIC_KEYS))
     return comparison
+
+
+def _variants(rows: list[Row]) -> dict[tuple[str, ...], dict[str, list[Row]]]:
+    """Rows by workload key (:func:`_sut_key`), then by their system-specific params."""
+    grouped: dict[tuple[str, ...], dict[str, list[Row]]] = {}
+    for row in rows:
+        variant = _canonical({k: v for k, v in row.params.items() if k in SUT_SPECIFIC_KEYS})
+        grouped.setdefault(_sut_key(row), {}).setdefault(variant, []).append(row)
+    return grouped
 
 
 def compare_factor(

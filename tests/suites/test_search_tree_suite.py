@@ -1,0 +1,119 @@
+"""The search-tree suite's shared parameters (durability, tree, procs) reach all four programs
+through the agent's local mode, and every result says what ran (docs/trees.md, "The suite").
+
+The agent passes every parameter to every program; each program maps it onto its own mechanism
+or, where it does not apply, measures nothing and says so on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from tests.conftest import TOP, VENV_BIN
+
+SCHEMA = json.loads((TOP / "docs" / "result-format.schema.json").read_text())
+SKIPPED = "measures nothing here"
+
+
+def bench(tmp_path: Path, *params: str) -> tuple[list[dict[str, Any]], str]:
+    env = dict(
+        os.environ,
+        XACLAB_AGENT_STATE_DIR=str(tmp_path / "state"),
+        XACLAB_AGENT_WORK_DIR=str(tmp_path / "work"),
+        XACLAB_AGENT_BIN_DIR=str(TOP / "libxac" / "bin"),
+    )
+    argv = [str(VENV_BIN / "xaclab-agent"), "bench", "--suite", "search-tree", "--profile", "quick"]
+    for param in params:
+        argv += ["--param", param]
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    for result in results:
+        errors = sorted(validator.iter_errors(result), key=str)
+        assert not errors, errors[0].message
+        # Every result names what ran, so the report and comparisons can match rows.
+        assert {"durability", "mode", "procs", "count"} <= set(result["params"]), result
+        if result["sut"] == "libxac":
+            assert result["params"]["tree"] in ("btree", "cobtree")
+            assert isinstance(result["params"]["advisory"], bool)
+        else:
+            assert "tree" not in result["params"] and "advisory" not in result["params"]
+    return results, run.stderr
+
+
+def variants(results: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
+    """(sut, tree, advisory, mode) of each result: which system ran and how."""
+    return {
+        (r["sut"], r["params"].get("tree"), r["params"].get("advisory"), r["params"]["mode"]) for r in results
+    }
+
+
+def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
+    results, stderr = bench(
+        tmp_path, "durability=nondurable", "tree=all", "procs=2", "count=400", "repetitions=2"
+    )
+    throughput = [r for r in results if r["benchmark"] == "insert" and r["metric"] == "throughput"]
+    assert variants(throughput) == {
+        ("libxac", "btree", False, "nondurable"),
+        ("libxac", "btree", True, "nondurable"),
+        ("libxac", "cobtree", False, "nondurable"),
+        # Berkeley DB's two nondurable settings of the thesis (C.6), told apart by mode.
+        ("bdb", None, None, "not_durable"),
+        ("bdb", None, None, "nosync"),
+        ("lmdb", None, None, "nosync"),
+    }
+    assert {r["params"]["durability"] for r in results} == {"nondurable"}
+    assert {r["params"]["procs"] for r in results} == {2}
+    # tree_blocks runs the serial trees, which have one process: it measured nothing.
+    assert not [r for r in results if r["params"].get("version") == "serial"]
+    assert "tree_blocks: --procs above 1 needs the transactional version" in stderr
+    # Aborts: one count per process per repetition, for each LIBXAC tree.
+    aborts = [r for r in results if r["metric"] == "aborts"]
+    assert variants(aborts) == {v for v in variants(throughput) if v[0] == "libxac"}
+    assert len(aborts) == 3
+    for r in aborts:
+        assert r["unit"] == "count" and len(r["samples"]) == 2 * 2
+        assert all(s >= 0 and s == int(s) for s in r["samples"])
+    assert not [r for r in results if r["sut"] != "libxac" and r["metric"] == "aborts"]
+    # No log is written under DB_TXN_NOT_DURABLE; DB_TXN_NOSYNC still logs.
+    log = {
+        r["params"]["mode"]: r["samples"]
+        for r in results
+        if r["sut"] == "bdb" and r["metric"] == "log_bytes_per_insert"
+    }
+    assert max(log["not_durable"]) == 0 and min(log["nosync"]) > 0
+
+
+def test_one_durable_libxac_tree_runs_alone(tmp_path: Path) -> None:
+    results, stderr = bench(tmp_path, "durability=durable", "tree=cobtree", "count=300", "repetitions=1")
+    assert variants(results) == {("libxac", "cobtree", False, "durable")}
+    assert {r["params"]["durability"] for r in results} == {"durable"}
+    metrics = {r["metric"] for r in results}
+    assert {"throughput", "aborts", "log_bytes_per_insert", "log_syncs_per_insert"} <= metrics
+    syncs = next(r for r in results if r["metric"] == "log_syncs_per_insert")
+    assert syncs["unit"] == "ratio" and 0 < syncs["samples"][0] <= 1.5
+    # The baselines never run under one LIBXAC tree's name, and say so.
+    assert "bdb_insert: --tree cobtree selects one LIBXAC tree" in stderr
+    assert "lmdb_insert: --tree cobtree selects one LIBXAC tree" in stderr
+    assert stderr.count(SKIPPED) == 3  # the two baselines and the serial tree_blocks
+
+
+def test_the_advisory_btree_and_the_baselines_durable_by_default(tmp_path: Path) -> None:
+    results, stderr = bench(tmp_path, "tree=btree-advisory", "count=300", "repetitions=1")
+    assert variants(results) == {("libxac", "btree", True, "nondurable")}
+    assert "tree_blocks: --tree btree-advisory needs the transactional version" in stderr
+
+    results, _ = bench(tmp_path, "durability=durable", "count=300", "repetitions=1", "op=insert")
+    throughput = [r for r in results if r["metric"] == "throughput"]
+    assert variants(throughput) == {
+        ("libxac", "btree", False, "durable"),
+        ("bdb", None, None, "durable"),
+        ("lmdb", None, None, "durable"),
+    }
