@@ -15,6 +15,15 @@
  * process is ready to the moment the last one finished, measured with
  * CLOCK_MONOTONIC by the processes themselves.
  *
+ * --rounds R (default 3, quick 1) alternates the 1-process and the
+ * --procs-process run R times, so every metric has R samples and the
+ * speedup one per round: drift in the machine's speed (a shared VM's
+ * turbo and steal) hits both runs of a round alike.  Each round also runs
+ * the same work without LIBXAC (plain memory, no transactions) on 1 and
+ * --procs processes: sut "os", benchmark "cpu_parallel", metric speedup,
+ * the most this machine allows; and "speedup_over_machine" is LIBXAC's
+ * speedup divided by that, round by round.
+ *
  * --durability durable runs the same transactions with xInit(DURABLE):
  * every commit is forced to the log before xend returns, and concurrent
  * committers share syncs (group commit), so test A's speedup measures
@@ -46,6 +55,7 @@ struct outcome {
 
 static size_t psize;
 static int xflags = NONDURABLE;
+static int plain; /* the floor: the same work on plain memory, no LIBXAC */
 
 static void run_one(volatile int *page, char test)
 {
@@ -80,6 +90,23 @@ static void worker(const char *ctl, const char *data, size_t npages,
     int rc;
 
     memset(&o, 0, sizeof o);
+    if (plain) {
+        page = aligned_alloc(psize, psize);
+        if (page == NULL)
+            _exit(1);
+        memset((void *)page, 0, psize);
+        if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+            _exit(1);
+        o.t0 = xb_now_ns();
+        for (i = 0; i < n; i++)
+            run_one(page, test);
+        o.t1 = xb_now_ns();
+        o.commits = (uint64_t)n;
+        o.check = page[0];
+        if (write(out, &o, sizeof o) != (ssize_t)sizeof o)
+            _exit(1);
+        _exit(0);
+    }
     rc = xInit(ctl, xflags);
     if (rc != 0) {
         fprintf(stderr, "concurrency_test: xInit: %s\n", xStrerror(rc));
@@ -194,27 +221,34 @@ static double log_bytes(const char *ctl, long long n)
     return v;
 }
 
-static void emit(const char *metric, const char *unit, enum xb_better b,
-                 char test, int procs, long long n, double v)
+static void emit(const char *benchmark, const char *sut, const char *metric,
+                 const char *unit, enum xb_better b, char test, int procs,
+                 long long n, const double *v, int k)
 {
     char t[2] = {test, 0};
-    xb_result *r = xb_result_new("concurrency", "concurrency_test", "libxac",
-                                 metric, unit, b);
+    xb_result *r = xb_result_new("concurrency", benchmark, sut, metric, unit,
+                                 b);
+    int i;
+
     xb_param_str(r, "test", t);
     xb_param_int(r, "procs", procs);
     xb_param_int(r, "txns", n);
-    xb_param_str(r, "durability",
-                 xflags == DURABLE ? "durable" : "nondurable");
-    xb_sample(r, v);
+    if (strcmp(sut, "libxac") == 0)
+        xb_param_str(r, "durability",
+                     xflags == DURABLE ? "durable" : "nondurable");
+    for (i = 0; i < k; i++)
+        xb_sample(r, v[i]);
     xb_result_emit(r);
 }
+
+#define MAXROUNDS 100
 
 int main(int argc, char **argv)
 {
     static const char *const durs[] = {"nondurable", "durable", NULL};
     static const char *const tests_c[] = {"ABC", "A", "B", "C", NULL};
-    long long procs = 2, txns = -1, n;
-    int quick = 0, ok = 1, step = 0, pi;
+    long long procs = 2, txns = -1, n, rounds = -1;
+    int quick = 0, ok = 1, step = 0, pi, r, k;
     const char *dir = NULL, *dur = "nondurable", *tests = "ABC", *scratch;
     char ctl[4096], data[4096];
     struct xb_opt opts[] = {
@@ -224,6 +258,8 @@ int main(int argc, char **argv)
          "fewer transactions (under 20 s)"},
         {"txns", XB_OPT_INT, &txns, 1, 100000000, NULL,
          "transactions per run (default 10000; quick 2000 for A and B, 1000 for C)"},
+        {"rounds", XB_OPT_INT, &rounds, 1, MAXROUNDS, NULL,
+         "rounds of (1 process, --procs processes), alternating (default 3; quick 1)"},
         {"durability", XB_OPT_CHOICE, &dur, 0, 0, durs,
          "nondurable or durable (log forced at every commit)"},
         {"tests", XB_OPT_CHOICE, &tests, 0, 0, tests_c,
@@ -232,8 +268,9 @@ int main(int argc, char **argv)
          "where to make the scratch directory (default $TMPDIR)"},
         {0}};
     const char *t;
-    double secs[2];
-    uint64_t aborts[2];
+    double secs[2][MAXROUNDS], os[2][MAXROUNDS], v[MAXROUNDS];
+    double lbytes[2][MAXROUNDS], lsyncs[2][MAXROUNDS];
+    uint64_t aborts[2][MAXROUNDS], ign;
     int fd, rc;
 
     xb_opts_parse(argc, argv,
@@ -258,37 +295,71 @@ int main(int argc, char **argv)
     }
     xShutdown();
 
+    if (rounds < 0)
+        rounds = quick ? 1 : 3;
+    k = (int)rounds;
     for (t = tests; *t != '\0'; t++) {
         n = txns > 0 ? txns : *t == 'C' ? (quick ? 1000 : 10000)
                                         : (quick ? 2000 : 10000);
         if (txns <= 0 && xflags == DURABLE)
             n = quick ? 500 : 2000;
-        for (pi = 0; pi < 2; pi++) {
-            int p = pi == 0 ? 1 : (int)procs;
-            xb_progress((double)step++ / (2.0 * (double)strlen(tests)),
-                        "test %c on %d process%s", *t, p, p > 1 ? "es" : "");
-            secs[pi] = run(ctl, data, (size_t)procs, *t, p, n, &aborts[pi],
-                           &ok);
-            if (!ok || secs[pi] <= 0.0) {
-                fprintf(stderr, "concurrency_test: test %c on %d processes "
-                                "failed\n", *t, p);
-                return 1;
-            }
-            emit("throughput", "ops/s", XB_HIGHER, *t, p, n,
-                 (double)n / secs[pi]);
-            emit("time_per_txn", "us", XB_LOWER, *t, p, n,
-                 secs[pi] * 1e6 / (double)n);
-            emit("aborts", "count", XB_LOWER, *t, p, n, (double)aborts[pi]);
-            if (xflags == DURABLE)
-            {
-                emit("log_bytes_per_txn", "bytes", XB_LOWER, *t, p, n,
-                     log_bytes(ctl, n));
-                emit("log_syncs_per_txn", "ratio", XB_LOWER, *t, p, n,
-                     log_syncs_per_txn);
+        for (r = 0; r < k; r++) {
+            for (pi = 0; pi < 2; pi++) {
+                int p = pi == 0 ? 1 : (int)procs;
+                xb_progress((double)step++ /
+                                (2.0 * (double)k * (double)strlen(tests)),
+                            "test %c on %d process%s, round %d of %d", *t, p,
+                            p > 1 ? "es" : "", r + 1, k);
+                plain = 0;
+                secs[pi][r] = run(ctl, data, (size_t)procs, *t, p, n,
+                                  &aborts[pi][r], &ok);
+                if (xflags == DURABLE) {
+                    lbytes[pi][r] = log_bytes(ctl, n);
+                    lsyncs[pi][r] = log_syncs_per_txn;
+                }
+                plain = 1;
+                os[pi][r] = run(ctl, data, (size_t)procs, *t, p, n, &ign,
+                                &ok);
+                if (!ok || secs[pi][r] <= 0.0 || os[pi][r] <= 0.0) {
+                    fprintf(stderr, "concurrency_test: test %c on %d "
+                                    "processes failed\n", *t, p);
+                    return 1;
+                }
             }
         }
-        emit("speedup", "ratio", XB_HIGHER, *t, (int)procs, n,
-             secs[0] / secs[1]);
+        for (pi = 0; pi < 2; pi++) {
+            int p = pi == 0 ? 1 : (int)procs;
+            for (r = 0; r < k; r++)
+                v[r] = (double)n / secs[pi][r];
+            emit("concurrency_test", "libxac", "throughput", "ops/s",
+                 XB_HIGHER, *t, p, n, v, k);
+            for (r = 0; r < k; r++)
+                v[r] = secs[pi][r] * 1e6 / (double)n;
+            emit("concurrency_test", "libxac", "time_per_txn", "us",
+                 XB_LOWER, *t, p, n, v, k);
+            for (r = 0; r < k; r++)
+                v[r] = (double)aborts[pi][r];
+            emit("concurrency_test", "libxac", "aborts", "count", XB_LOWER,
+                 *t, p, n, v, k);
+            if (xflags == DURABLE) {
+                emit("concurrency_test", "libxac", "log_bytes_per_txn",
+                     "bytes", XB_LOWER, *t, p, n, lbytes[pi], k);
+                emit("concurrency_test", "libxac", "log_syncs_per_txn",
+                     "ratio", XB_LOWER, *t, p, n, lsyncs[pi], k);
+            }
+        }
+        for (r = 0; r < k; r++)
+            v[r] = secs[0][r] / secs[1][r];
+        emit("concurrency_test", "libxac", "speedup", "ratio", XB_HIGHER, *t,
+             (int)procs, n, v, k);
+        for (r = 0; r < k; r++)
+            v[r] = os[0][r] / os[1][r];
+        emit("cpu_parallel", "os", "speedup", "ratio", XB_HIGHER, *t,
+             (int)procs, n, v, k);
+        for (r = 0; r < k; r++)
+            v[r] = (secs[0][r] / secs[1][r]) / (os[0][r] / os[1][r]);
+        emit("concurrency_test", "libxac", "speedup_over_machine", "ratio",
+             XB_HIGHER, *t, (int)procs, n, v, k);
     }
     xb_remove_tree(scratch);
     xb_progress(1.0, "done");

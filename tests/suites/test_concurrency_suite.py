@@ -31,10 +31,16 @@ def bench(tmp_path: Path, *params: str) -> list[dict[str, Any]]:
 
 
 def test_each_program_gets_its_own_parameters(tmp_path: Path) -> None:
-    results = bench(tmp_path, "procs=3", "txns=200", "tests=A", "nrec=400", "repetitions=2")
+    results = bench(tmp_path, "procs=3", "txns=200", "tests=A", "nrec=400", "repetitions=2", "rounds=2")
     tests = [r for r in results if r["benchmark"] == "concurrency_test"]
     records = [r for r in results if r["benchmark"] == "records"]
-    assert tests and records and len(tests) + len(records) == len(results)
+    machine = [r for r in results if r["benchmark"] == "cpu_parallel"]
+    assert tests and records and len(tests) + len(records) + len(machine) == len(results)
+    # The machine's own parallel speedup, measured beside LIBXAC's in the same rounds.
+    assert [(r["sut"], r["metric"], r["params"]["test"]) for r in machine] == [("os", "speedup", "A")]
+    assert {r["metric"] for r in tests} >= {"speedup", "speedup_over_machine"}
+    # rounds reached concurrency_test: one sample per round, for every metric.
+    assert {len(r["samples"]) for r in tests + machine} == {2}
     # txns and tests reached concurrency_test; procs reached both.
     assert {r["params"]["test"] for r in tests} == {"A"}
     assert {r["params"]["txns"] for r in tests} == {200}
@@ -63,4 +69,4 @@ def test_durability_reaches_the_record_workload(tmp_path: Path) -> None:
     records = [r for r in results if r["benchmark"] == "records"]
     assert {r["params"]["variant"] for r in records} == {"libxac"}
     assert {r["params"]["durability"] for r in records} == {"durable"}
-    assert {r["params"]["durability"] for r in results if r["benchmark"] != "records"} == {"durable"}
+    assert {r["params"]["durability"] for r in results if r["sut"] == "libxac"} == {"durable"}
