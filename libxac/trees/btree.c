@@ -17,9 +17,18 @@ struct bt_node {
     uint64_t n_next;
 };
 
+/* A leaf: header, keys[cap] (sorted), slot[cap] (uint16: the value slot of
+ * the key at each position, padded to 8 bytes), vals[cap] (unsorted).  An
+ * insert shifts only keys and slot numbers, and writes its value into the
+ * next free slot, so a transaction changes about key + value bytes instead
+ * of half the leaf: diff logging (docs/libxac-durability.md) then writes
+ * that much, not the shifted values.  A leaf with n keys uses slots
+ * 0 .. n-1 exactly. */
 uint32_t bt_cap_leaf(uint32_t block, uint32_t vbytes)
 {
-    uint32_t c = (block - BT_HDR) / (8u + vbytes);
+    uint32_t c = (block - BT_HDR - 8u) / (8u + 2u + vbytes);
+    if (c > 65535u)
+        c = 65535u;
     return c >= 2 ? c : 0;
 }
 
@@ -48,9 +57,15 @@ static uint64_t *bt_keys(struct bt_node *n)
     return (uint64_t *)((char *)n + BT_HDR);
 }
 
+static uint16_t *bt_slots(const struct bt_tree *t, struct bt_node *n)
+{
+    return (uint16_t *)((char *)n + BT_HDR + 8u * t->bt_cap_leaf);
+}
+
 static unsigned char *bt_vals(const struct bt_tree *t, struct bt_node *n)
 {
-    return (unsigned char *)n + BT_HDR + 8u * t->bt_cap_leaf;
+    size_t slots = (2u * (size_t)t->bt_cap_leaf + 7u) & ~(size_t)7u;
+    return (unsigned char *)n + BT_HDR + 8u * t->bt_cap_leaf + slots;
 }
 
 static uint64_t *bt_kids(const struct bt_tree *t, struct bt_node *n)
@@ -58,10 +73,18 @@ static uint64_t *bt_kids(const struct bt_tree *t, struct bt_node *n)
     return (uint64_t *)((char *)n + BT_HDR + 8u * t->bt_cap_int);
 }
 
+/* Value slot s of leaf n. */
+static unsigned char *bt_vslot(const struct bt_tree *t, struct bt_node *n,
+                               uint32_t s)
+{
+    return bt_vals(t, n) + (size_t)s * t->bt_vbytes;
+}
+
+/* The value of the key at position i of leaf n. */
 static unsigned char *bt_val(const struct bt_tree *t, struct bt_node *n,
                              uint32_t i)
 {
-    return bt_vals(t, n) + (size_t)i * t->bt_vbytes;
+    return bt_vslot(t, n, bt_slots(t, n)[i]);
 }
 
 /* First i with keys[i] >= key. */
@@ -155,22 +178,53 @@ int bt_search(struct bt_tree *t, uint64_t key, void *val)
     return 1;
 }
 
-/* Put key/val at position i of leaf n (which has room). */
+/* Put key/val at position i of leaf n (which has room): shift the keys
+ * and slot numbers from i, and put the value into free slot cnt. */
 static void bt_leaf_put(struct bt_tree *t, struct bt_node *n, uint32_t i,
                         uint64_t key, const void *val)
 {
     struct ts_store *s = t->bt_s;
     uint64_t *keys = bt_keys(n);
+    uint16_t *slots = bt_slots(t, n);
     uint32_t cnt = n->n_n;
     size_t vb = t->bt_vbytes;
 
+    ts_touch(s, n, sizeof *n, READ_WRITE);
     ts_touch(s, &keys[i], 8u * (cnt - i + 1), READ_WRITE);
-    ts_touch(s, bt_val(t, n, i), vb * (cnt - i + 1), READ_WRITE);
+    ts_touch(s, &slots[i], 2u * (cnt - i + 1), READ_WRITE);
+    ts_touch(s, bt_vslot(t, n, cnt), vb, READ_WRITE);
     memmove(&keys[i + 1], &keys[i], 8u * (cnt - i));
-    memmove(bt_val(t, n, i + 1), bt_val(t, n, i), vb * (cnt - i));
+    memmove(&slots[i + 1], &slots[i], 2u * (cnt - i));
     keys[i] = key;
-    memcpy(bt_val(t, n, i), val, vb);
+    slots[i] = (uint16_t)cnt;
+    memcpy(bt_vslot(t, n, cnt), val, vb);
     n->n_n = cnt + 1;
+}
+
+/* After a split left positions 0 .. keep-1 in leaf n: move the values whose
+ * slots are keep or above into the free slots below keep. */
+static void bt_leaf_compact(struct bt_tree *t, struct bt_node *n,
+                            uint32_t keep)
+{
+    uint16_t *slots = bt_slots(t, n);
+    unsigned char *used = calloc(keep ? keep : 1, 1);
+    uint32_t p, f = 0;
+
+    if (used == NULL)
+        abort();
+    for (p = 0; p < keep; p++)
+        if (slots[p] < keep)
+            used[slots[p]] = 1;
+    for (p = 0; p < keep; p++) {
+        if (slots[p] < keep)
+            continue;
+        while (used[f])
+            f++;
+        memcpy(bt_vslot(t, n, f), bt_vslot(t, n, slots[p]), t->bt_vbytes);
+        slots[p] = (uint16_t)f;
+        used[f] = 1;
+    }
+    free(used);
 }
 
 /* Insert separator key and right child r after slot j of internal node n
@@ -217,10 +271,15 @@ int bt_insert(struct bt_tree *t, uint64_t key, const void *val)
     struct bt_node *right = bt_node(t, roff);
     uint32_t keep = t->bt_cap_leaf / 2, move = leaf->n_n - keep;
     ts_touch(s, right, t->bt_block, READ_WRITE);
+    ts_touch(s, leaf, t->bt_block, READ_WRITE);
     memcpy(bt_keys(right), &keys[keep], 8u * move);
-    memcpy(bt_vals(t, right), bt_val(t, leaf, keep),
-           (size_t)t->bt_vbytes * move);
+    for (uint32_t j = 0; j < move; j++) {
+        bt_slots(t, right)[j] = (uint16_t)j;
+        memcpy(bt_vslot(t, right, j), bt_val(t, leaf, keep + j),
+               t->bt_vbytes);
+    }
     right->n_n = move;
+    bt_leaf_compact(t, leaf, keep);
     leaf->n_n = keep;
     right->n_next = leaf->n_next;
     leaf->n_next = roff;
@@ -288,10 +347,23 @@ int bt_delete(struct bt_tree *t, uint64_t key)
 
     if (i == cnt || keys[i] != key)
         return 0;
+    uint16_t *slots = bt_slots(t, leaf);
+    uint32_t freed = slots[i], last = cnt - 1;
+    ts_touch(s, leaf, sizeof *leaf, READ_WRITE);
     ts_touch(s, &keys[i], 8u * (cnt - i), READ_WRITE);
-    ts_touch(s, bt_val(t, leaf, i), vb * (cnt - i), READ_WRITE);
+    ts_touch(s, slots, 2u * cnt, READ_WRITE);
+    if (freed != last) {
+        /* Keep slots 0 .. cnt-2 in use: the value in the last slot moves
+         * into the freed one. */
+        uint32_t q = 0;
+        while (slots[q] != last)
+            q++;
+        ts_touch(s, bt_vslot(t, leaf, freed), vb, READ_WRITE);
+        memcpy(bt_vslot(t, leaf, freed), bt_vslot(t, leaf, last), vb);
+        slots[q] = (uint16_t)freed;
+    }
     memmove(&keys[i], &keys[i + 1], 8u * (cnt - i - 1));
-    memmove(bt_val(t, leaf, i), bt_val(t, leaf, i + 1), vb * (cnt - i - 1));
+    memmove(&slots[i], &slots[i + 1], 2u * (cnt - i - 1));
     leaf->n_n = cnt - 1;
     if (!tf_header(s)->h_deleted)
         tf_header(s)->h_deleted = 1;
@@ -371,6 +443,17 @@ static int bt_check_node(struct bt_chk *c, uint64_t off, uint32_t depth,
             return bt_fail(c, "key outside the parent's separators", off);
     }
     if (leaf) {
+        uint16_t *slots = bt_slots(t, n);
+        unsigned char *seen = calloc(n->n_n ? n->n_n : 1, 1);
+        int bad = seen == NULL;
+        for (uint32_t i = 0; i < n->n_n && !bad; i++) {
+            bad = slots[i] >= n->n_n || seen[slots[i]];
+            if (!bad)
+                seen[slots[i]] = 1;
+        }
+        free(seen);
+        if (bad)
+            return bt_fail(c, "value slots are not 0 .. n-1 once each", off);
         if (c->next_leaf != off)
             return bt_fail(c, "leaf chain out of key order", off);
         c->next_leaf = n->n_next;

@@ -20,7 +20,7 @@
 #include "tstore.h"
 
 #define TF_MAGIC 0x3145455254434158ull /* "XACTREE1" little-endian */
-#define TF_FORMAT 1u
+#define TF_FORMAT 2u /* 2: B+-tree leaves keep values in slots (btree.c) */
 #define TF_PAGE 4096u
 #define TF_DATA (2u * TF_PAGE) /* first allocatable byte */
 #define TF_MAX_FREE 200
