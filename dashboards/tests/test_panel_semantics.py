@@ -33,7 +33,9 @@ WHERE r.suite = 'search-tree'
   AND r.metric = 'throughput'
   AND r.sut = 'libxac'
   AND r.params->>'procs' = '1'
-  AND coalesce(r.params->>'tree', 'btree') = 'btree' AND NOT coalesce((r.params->>'advisory')::boolean, false) AND coalesce(r.params->>'version', 'transactional') = 'transactional'
+  AND coalesce(r.params->>'tree', 'btree') = 'btree'
+  AND NOT coalesce((r.params->>'advisory')::boolean, false)
+  AND coalesce(r.params->>'version', 'transactional') = 'transactional'
   AND m.name IN ($machine)
   AND $__timeFilter(r.created_at)
 GROUP BY 1, 2

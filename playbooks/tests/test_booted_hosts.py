@@ -87,7 +87,10 @@ def snapshot_sources(root: Path) -> Path:
         ignore=shutil.ignore_patterns(*common, "node_modules", "tests"),
     )
     (snap / "docs").mkdir()
-    shutil.copy2(REPO / "docs" / "result-format.schema.json", snap / "docs")
+    # The packages link their data files (result schema, fingerprint fields, thesis
+    # figures) from docs/.
+    for data in (REPO / "docs").glob("*.json"):
+        shutil.copy2(data, snap / "docs")
     return snap
 
 

@@ -91,7 +91,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         ),
     )
     (snapshot / "docs").mkdir()
-    shutil.copy2(REPO / "docs" / "result-format.schema.json", snapshot / "docs")
+    # The packages link their data files (result schema, fingerprint fields, thesis
+    # figures) from docs/.
+    for data in (REPO / "docs").glob("*.json"):
+        shutil.copy2(data, snapshot / "docs")
     revision = (
         subprocess.run(
             ["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True

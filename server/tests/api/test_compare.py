@@ -100,7 +100,7 @@ def test_sut_comparison_pairs_every_tree_with_every_baseline_mode(client: TestCl
     body = {"machine_ids": [machine_id], "suites": ["search-tree"], "factors": {}}
     run_id = client.post("/api/v1/matrices", json=body).json()["runs"][0]["run_id"]
     workload = {"count": 1000, "procs": 1, "durability": "nondurable"}
-    systems = [
+    systems: list[tuple[str, dict[str, Any], float]] = [
         ("libxac", {"tree": "btree", "advisory": False, "version": "transactional"}, 80.0),
         ("libxac", {"tree": "btree", "advisory": True, "version": "transactional"}, 60.0),
         ("libxac", {"tree": "cobtree", "advisory": False, "version": "transactional"}, 90.0),

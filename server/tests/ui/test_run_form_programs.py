@@ -15,10 +15,19 @@ def test_a_parameter_for_some_programs_says_so_on_the_form(client: TestClient) -
     )
     assert fieldset is not None
     text = fieldset.group(1)
-    for name in ("procs", "durability", "txns", "tests", "nrec", "variant", "repetitions"):
+    for name in (
+        "procs",
+        "durability",
+        "txns",
+        "rounds",
+        "tests",
+        "nrec",
+        "variant",
+        "repetitions",
+    ):
         assert f'name="concurrency.param.{name}"' in text
     assert text.count("Only for concurrency_records.") == 3
-    assert text.count("Only for concurrency_test.") == 2
+    assert text.count("Only for concurrency_test.") == 3  # txns, rounds, tests
     # procs and durability reach both programs: no "Only for" after their help.
     procs_help = text.split('name="concurrency.param.procs"', 1)[1].split("</p>", 1)[0]
     assert "Only for" not in procs_help
