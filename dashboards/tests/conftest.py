@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import platform
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -65,6 +66,7 @@ def dash_pg_admin_url() -> Iterator[str]:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run([str(TOP / "scripts/pg-cluster.sh"), "stop", cluster], check=False)
+        shutil.rmtree(cluster, ignore_errors=True)  # the cluster's files: ours to remove
 
 
 @pytest.fixture(scope="session")
