@@ -197,34 +197,55 @@ static uint64_t touch(int *x, int n, int write, int advisory)
     return t0;
 }
 
-/* The floor of a durable commit: append a small record and fdatasync. */
+/* The floor of a durable commit: append a record of the size of a
+ * one-page commit record to a log file and fdatasync it. */
+#define FLOOR_REC 128
+
+static int floor_log(const char *scratch, const char *name, char *path,
+                     size_t len)
+{
+    int fd;
+
+    xb_path(path, len, scratch, name);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+        xb_die_errno(path);
+    return fd;
+}
+
+/* One append + fdatasync at *off; returns its time in nanoseconds. */
+static uint64_t timed_append(int fd, off_t *off)
+{
+    char rec[FLOOR_REC];
+    uint64_t t0;
+
+    memset(rec, 0x5a, sizeof rec);
+    t0 = xb_now_ns();
+    if (pwrite(fd, rec, sizeof rec, *off) != (ssize_t)sizeof rec ||
+        fdatasync(fd) != 0)
+        xb_die_errno("fdatasync floor");
+    t0 = xb_now_ns() - t0;
+    *off += (off_t)sizeof rec;
+    return t0;
+}
+
 static void fsync_floor(const char *scratch, long reps)
 {
-    char path[4096], rec[128];
+    char path[4096];
     xb_result *r;
     uint64_t t0;
     off_t off = 0;
     long k;
-    int fd;
+    int fd = floor_log(scratch, "floor.log", path, sizeof path);
 
-    xb_path(path, sizeof path, scratch, "floor.log");
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0)
-        xb_die_errno(path);
-    memset(rec, 0x5a, sizeof rec);
     r = xb_result_new("page-touch", "fdatasync", "os", "time", "us",
                       XB_LOWER);
     for (k = -1; k < reps; k++) {
-        t0 = xb_now_ns();
-        if (pwrite(fd, rec, sizeof rec, off) != (ssize_t)sizeof rec ||
-            fdatasync(fd) != 0)
-            xb_die_errno("fdatasync floor");
-        t0 = xb_now_ns() - t0;
-        off += (off_t)sizeof rec;
+        t0 = timed_append(fd, &off);
         if (k >= 0)
             xb_sample(r, (double)t0 / 1e3);
     }
-    xb_param_int(r, "bytes", (long long)sizeof rec);
+    xb_param_int(r, "bytes", FLOOR_REC);
     xb_result_emit(r);
     close(fd);
     unlink(path);
@@ -237,18 +258,13 @@ static void fsync_floor(const char *scratch, long reps)
  * per-pair ratio commit / raw (benchmark "durable_commit"). */
 static void commit_vs_floor(int *x, const char *scratch, long reps)
 {
-    char path[4096], rec[128];
+    char path[4096];
     xb_result *raw, *commit, *ratio;
     uint64_t t0, t1;
     off_t off = 0;
     long k;
-    int fd;
+    int fd = floor_log(scratch, "pair.log", path, sizeof path);
 
-    xb_path(path, sizeof path, scratch, "pair.log");
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0)
-        xb_die_errno(path);
-    memset(rec, 0x5a, sizeof rec);
     raw = xb_result_new("page-touch", "durable_commit", "os", "time", "us",
                         XB_LOWER);
     commit = xb_result_new("page-touch", "durable_commit", "libxac", "time",
@@ -256,12 +272,7 @@ static void commit_vs_floor(int *x, const char *scratch, long reps)
     ratio = xb_result_new("page-touch", "durable_commit", "libxac",
                           "ratio_to_fdatasync", "ratio", XB_LOWER);
     for (k = -1; k < reps; k++) {
-        t0 = xb_now_ns();
-        if (pwrite(fd, rec, sizeof rec, off) != (ssize_t)sizeof rec ||
-            fdatasync(fd) != 0)
-            xb_die_errno("fdatasync floor");
-        t0 = xb_now_ns() - t0;
-        off += (off_t)sizeof rec;
+        t0 = timed_append(fd, &off);
         t1 = touch(x, 1, 1, 1);
         if (k < 0)
             continue; /* warm-up pair */
@@ -269,7 +280,7 @@ static void commit_vs_floor(int *x, const char *scratch, long reps)
         xb_sample(commit, (double)t1 / 1e3);
         xb_sample(ratio, (double)t1 / (double)(t0 ? t0 : 1));
     }
-    xb_param_int(raw, "bytes", (long long)sizeof rec);
+    xb_param_int(raw, "bytes", FLOOR_REC);
     xb_param_int(commit, "n", 1);
     xb_param_int(ratio, "n", 1);
     xb_result_emit(raw);
