@@ -375,6 +375,23 @@ enum {
  */
 int xSetPolicy(int policy, unsigned backoff_us);
 
+/** Keep pages between transactions (default on; XAC_KEEP_PAGES=0 in the
+ * environment at xInit() turns it off).  While this process is the only
+ * one attached to the xInit() directory, a transaction's pages stay
+ * readable after it ends, holding the committed versions, so the next
+ * transaction reads them without a fault, a copy or a protection change;
+ * only its first write to such a page faults.  When another process
+ * attaches or commits, the kept pages are revoked at the next xbegin()
+ * and every page faults again, as the thesis describes.  Off, every
+ * transaction pays the thesis's per-page cost (page_touch measures it
+ * that way).
+ *
+ * @param on 1 to keep pages, 0 to revoke them at every transaction's end.
+ * @return the previous setting; XAC_ENOTINIT; XAC_EINTXN inside a
+ *     transaction.
+ */
+int xSetKeepPages(int on);
+
 /** Sync methods for DURABLE commits (xSetSyncMethod()). */
 enum {
     XAC_SYNC_FDATASYNC = 0, /**< fdatasync(2) the log (default) */
@@ -437,6 +454,10 @@ struct xac_stats {
     unsigned long long log_syncs;      /**< group-commit syncs */
     unsigned long long log_payload;    /**< changed bytes in the records */
     unsigned long long recoveries;     /**< recoveries run */
+    unsigned long long faults;         /**< page faults that granted this
+                                        *   process access (SIGSEGVs) */
+    unsigned long long kept_pages;     /**< pages kept readable now
+                                        *   (xSetKeepPages) */
     int failed;                        /**< the log is in the failed state */
     int sync_method;                   /**< XAC_SYNC_* of this process */
 };

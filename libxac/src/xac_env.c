@@ -14,6 +14,9 @@
 #define XAC_VERSION_STRING "0.1.0"
 #endif
 
+/* One allocation holds the touched pages and, after them, the kept ones. */
+#define TOUCHED_BYTES(e) (2 * (e)->xe_tcap * sizeof *(e)->xe_touched)
+
 struct xac_env xac_env = {
     .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_logfd = -1,
     .xe_memfd = -1, .xe_tsorted = 1};
@@ -33,7 +36,7 @@ static void forget_parent(struct xac_env *e)
     if (e->xe_pstate != NULL)
         xos.munmap(e->xe_pstate, e->xe_npages);
     if (e->xe_touched != NULL)
-        xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched);
+        xos.munmap(e->xe_touched, TOUCHED_BYTES(e));
     if (e->xe_seg != NULL)
         xos.munmap(e->xe_seg, e->xe_seglen);
     if (e->xe_ctl.cx_hdr != NULL)
@@ -91,6 +94,8 @@ int xInit(const char *path, int flags)
         return rc;
     }
     xmv_env_policy(e);
+    e->xe_keep = getenv("XAC_KEEP_PAGES") == NULL ||
+                 strcmp(getenv("XAC_KEEP_PAGES"), "0") != 0;
     if (flags == DURABLE) {
         rc = xlog_init(e);
         if (rc == 0)
@@ -122,7 +127,7 @@ static int seg_unmap(struct xac_env *e)
     AZ(xos.munmap(e->xe_back, e->xe_len));
     xos.close(e->xe_memfd);
     AZ(xos.munmap(e->xe_pstate, e->xe_npages));
-    AZ(xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched));
+    AZ(xos.munmap(e->xe_touched, TOUCHED_BYTES(e)));
     xos.close(e->xe_fd);
     free(e->xe_name);
     e->xe_name = NULL;
@@ -136,6 +141,8 @@ static int seg_unmap(struct xac_env *e)
     e->xe_len = 0;
     e->xe_npages = 0;
     e->xe_ntouched = e->xe_tcap = 0;
+    e->xe_kept = NULL;
+    e->xe_nkept = 0;
     e->xe_tsorted = 1;
     return rc;
 }
@@ -205,7 +212,7 @@ void *xMmap(const char *name, size_t length)
     e->xe_pstate = anon(e->xe_npages);
     if (e->xe_pstate == MAP_FAILED)
         goto fail;
-    e->xe_touched = anon(e->xe_tcap * sizeof *e->xe_touched);
+    e->xe_touched = anon(TOUCHED_BYTES(e));
     if (e->xe_touched == MAP_FAILED)
         goto fail;
     err = xmv_attach(e);
@@ -231,6 +238,8 @@ void *xMmap(const char *name, size_t length)
         xos.madvise(e->xe_base, length, MADV_DONTFORK) != 0)
         goto fail;
     xos_expect_faults(e->xe_base, length, 1);
+    e->xe_kept = e->xe_touched + e->xe_tcap;
+    e->xe_nkept = 0;
     e->xe_ntouched = 0;
     e->xe_tsorted = 1;
     return e->xe_base;
@@ -248,7 +257,7 @@ fail:
     if (attached)
         xmv_detach(e);
     if (e->xe_touched != NULL && e->xe_touched != MAP_FAILED)
-        xos.munmap(e->xe_touched, e->xe_tcap * sizeof *e->xe_touched);
+        xos.munmap(e->xe_touched, TOUCHED_BYTES(e));
     if (e->xe_pstate != NULL && e->xe_pstate != MAP_FAILED)
         xos.munmap(e->xe_pstate, e->xe_npages);
     if (e->xe_fd >= 0)

@@ -37,15 +37,27 @@
  * which is always one mapping. */
 static const uint32_t coarse_spans[] = {512, 32768};
 
+/* Set the state of pg to st (a level and XP_OWN), adding it to the
+ * touched pages on its first access in this transaction.  A kept page
+ * stops being kept: it is in the readset now. */
 static void mark(struct xac_env *e, uint32_t pg, int st)
 {
-    if (e->xe_pstate[pg] == XP_NONE) {
+    uint8_t cur = e->xe_pstate[pg];
+
+    if ((cur & XP_LEVEL) == XP_NONE) {
         if (e->xe_ntouched > 0 && e->xe_touched[e->xe_ntouched - 1] >= pg)
             e->xe_tsorted = 0;
         XASSERT(e->xe_ntouched < e->xe_tcap);
         e->xe_touched[e->xe_ntouched++] = pg;
     }
-    e->xe_pstate[pg] = (uint8_t)st;
+    e->xe_pstate[pg] = (uint8_t)((cur & XP_LISTED) | st);
+}
+
+/* Does the working memory hold the snapshot version of pg already?  Pages
+ * in the readset and kept pages do. */
+static int holds_version(uint8_t st)
+{
+    return (st & XP_LEVEL) != XP_NONE || (st & XP_KEPT) != 0;
 }
 
 static int prot_of(int st)
@@ -107,7 +119,7 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
             if ((e->xe_pstate[p] & XP_LEVEL) > level)
                 level = e->xe_pstate[p] & XP_LEVEL;
         for (p = lo; p < hi; p++)
-            if (e->xe_pstate[p] == XP_NONE && (rc = load(e, p)) != 0)
+            if (!holds_version(e->xe_pstate[p]) && (rc = load(e, p)) != 0)
                 return rc;
         if (xos.mprotect(e->xe_base + ((size_t)lo << e->xe_pshift),
                          (size_t)(hi - lo) << e->xe_pshift,
@@ -118,7 +130,7 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
                     if (level == XP_WRITE && e->xe_update &&
                         !e->xe_failed && xmv_acquire(e, p))
                         st |= XP_OWN;
-                    mark(e, p, (st & ~XP_LEVEL) | level);
+                    mark(e, p, (st & XP_OWN) | level);
                 }
             }
             e->xe_escalations++;
@@ -135,7 +147,7 @@ int xac_grant(uint32_t pg, int want)
     struct xac_env *e = &xac_env;
     char *addr = e->xe_base + ((size_t)pg << e->xe_pshift);
     uint8_t cur = e->xe_pstate[pg];
-    int flags = cur & ~XP_LEVEL, rc;
+    int flags = cur & XP_OWN, rc;
 
     if (e->xe_update && !e->xe_failed && xmv_doomed(e)) {
         e->xe_failed = 1; /* another transaction won a conflict */
@@ -148,9 +160,13 @@ int xac_grant(uint32_t pg, int want)
         e->xe_failed = 1; /* it will not validate: fail now */
         e->xe_conflict = 1;
     }
-    /* A page already in the readset holds its snapshot version. */
-    if ((cur & XP_LEVEL) == XP_NONE && (rc = load(e, pg)) != 0)
+    if (!holds_version(cur) && (rc = load(e, pg)) != 0)
         return rc;
+    /* A kept page is readable already. */
+    if (want == XP_READ && (cur & XP_KEPT)) {
+        mark(e, pg, want | flags);
+        return 0;
+    }
     if (xos.mprotect(addr, e->xe_psize, prot_of(want)) == 0) {
         mark(e, pg, want | flags);
         return 0;
@@ -231,7 +247,9 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         a >= e->xe_base && a < e->xe_base + e->xe_len) {
         pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
         cur = e->xe_pstate[pg] & XP_LEVEL;
-        want = (cur == XP_READ || fault_is_write(uc)) ? XP_WRITE : XP_READ;
+        /* Readable pages (in the readset, or kept) fault only on writes. */
+        want = (cur == XP_READ || (e->xe_pstate[pg] & XP_KEPT) ||
+                fault_is_write(uc)) ? XP_WRITE : XP_READ;
         if (cur == XP_WRITE) {
             say("libxac: fault on a page the transaction may write\n");
         } else if (want == XP_WRITE && e->xe_qdepth != 0) {

@@ -25,7 +25,11 @@ enum xac_pstate {
     XP_READ = 1,  /* in the readset: PROT_READ, holds the snapshot version */
     XP_WRITE = 2, /* in the writeset: PROT_READ|PROT_WRITE, our copy */
     XP_LEVEL = 3, /* mask of the two above */
-    XP_OWN = 8    /* flag: we hold the page's writer word */
+    XP_KEPT = 4,  /* flag, level XP_NONE: kept from an earlier transaction
+                   * (xSetKeepPages): PROT_READ, holds the version current
+                   * at xe_kept_stamp, not in the current readset */
+    XP_OWN = 8,   /* flag: we hold the page's writer word */
+    XP_LISTED = 16 /* flag: the page is in xe_kept */
 };
 
 /* Conflict policies (xSetPolicy in xac.h). */
@@ -65,6 +69,15 @@ struct xac_env {
     size_t xe_ntouched;
     size_t xe_tcap;           /* capacity of xe_touched, in entries */
     int xe_tsorted;           /* xe_touched is strictly increasing */
+    uint32_t *xe_kept;        /* pages flagged XP_LISTED (some no longer
+                               * XP_KEPT); the second half of the
+                               * xe_touched allocation */
+    size_t xe_nkept;
+    uint64_t xe_kept_stamp;   /* kept pages hold the versions current at
+                               * this commit stamp */
+    int xe_keep;              /* xSetKeepPages */
+    uint64_t xe_committed_at; /* stamp the last commit published, 0 if it
+                               * published nothing */
 
     /* Shared version state (xac_mvcc.c). */
     int xe_segfd;             /* <dir>/xac.seg */
@@ -148,8 +161,10 @@ int xmv_doomed(struct xac_env *e);
 int xmv_commit(struct xac_env *e);
 /* Release writer words and the slot's transaction. */
 void xmv_end(struct xac_env *e);
-/* Does any touched page have a version newer than the snapshot? */
+/* Does any touched or kept page have a version newer than the snapshot? */
 int xmv_stale(struct xac_env *e);
+/* Is this the only process attached to the control file? */
+int xmv_alone(struct xac_env *e);
 /* Write every version back into the data file if no other transaction
  * is running (xCheckpoint).  0 or errno. */
 int xmv_checkpoint(struct xac_env *e);

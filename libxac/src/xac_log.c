@@ -50,12 +50,12 @@
 #define XLOG_VERSION 1u
 #define XLOG_FHDR 64u           /* file header bytes */
 #define XLOG_LIMIT_DEFAULT (64u << 20)
-/* Log files grow by fallocate() in steps of this much, ahead of the
- * appends: a record then lands in allocated blocks, and the fdatasync
- * that makes it stable does not also have to journal a new file size and
- * block allocation (25-30% of an fdatasync on ext4; see docs/libxac-
- * durability.md).  Recovery reads the zeros past the last record as the
- * end of the log. */
+/* Log files grow by fallocate() and a write of zeros in steps of this
+ * much, ahead of the appends: a record then lands in written blocks, and
+ * the fdatasync that makes it stable does not also have to journal a new
+ * file size, a block allocation or an unwritten-extent conversion (see
+ * docs/libxac-durability.md).  Recovery reads the zeros past the last
+ * record as the end of the log. */
 #define XLOG_ALLOC_STEP (4u << 20)
 #define XCKP_NAME "xac.ckpt"
 #define XCKP_SLOT 512u
@@ -216,6 +216,29 @@ static int logfd_for(struct xac_env *e, uint32_t fno)
     return 0;
 }
 
+/* Write zeros over [from, to) of a freshly allocated log range.  Blocks
+ * from fallocate are "unwritten": the first write into each would make
+ * the commit's fdatasync journal the conversion.  Written once here, the
+ * blocks are plain data, and a commit's fdatasync writes only its record
+ * (as PostgreSQL's zero-filled WAL segments).  Best effort. */
+static void zero_fill(int fd, uint64_t from, uint64_t to)
+{
+    static const char zeros[65536];
+    size_t n;
+    ssize_t w;
+
+    while (from < to) {
+        n = to - from < sizeof zeros ? (size_t)(to - from) : sizeof zeros;
+        w = xos.pwrite(fd, zeros, n, (off_t)from);
+        if (w <= 0) {
+            if (w < 0 && errno == EINTR)
+                continue;
+            return;
+        }
+        from += (uint64_t)w;
+    }
+}
+
 /* Make sure log file xe_logno has blocks up to end.  Only an optimisation:
  * where fallocate is unsupported or fails, the append extends the file
  * as before (and reports any real ENOSPC itself). */
@@ -234,10 +257,15 @@ static void log_alloc(struct xac_env *e, uint64_t end)
     want = (end + XLOG_ALLOC_STEP - 1) / XLOG_ALLOC_STEP * XLOG_ALLOC_STEP;
     if (want > e->xe_log_limit + XLOG_ALLOC_STEP)
         want = end;
-    if (xos.fallocate(e->xe_logfd, 0, 0, (off_t)want) == 0)
-        e->xe_log_alloc = want;
-    else
+    if (xos.fstat(e->xe_logfd, &st) != 0 ||
+        xos.fallocate(e->xe_logfd, 0, 0, (off_t)want) != 0) {
         e->xe_log_alloc = UINT64_MAX; /* not here: plain appends */
+        return;
+    }
+    e->xe_log_alloc = want;
+    /* Past the old end there are no records (appends happen under
+     * ch_lock, as this does). */
+    zero_fill(e->xe_logfd, (uint64_t)st.st_size, want);
 }
 
 /* Create log file fno (replacing a leftover), write its header and make
@@ -1130,6 +1158,7 @@ int xStats(struct xac_stats *st)
 {
     struct xac_env *e = &xac_env;
     struct xctl_hdr *h;
+    size_t i;
 
     if (st == NULL)
         return XAC_EINVAL;
@@ -1144,6 +1173,9 @@ int xStats(struct xac_stats *st)
     st->log_syncs = LD(&h->ch_log_syncs);
     st->log_payload = LD(&h->ch_log_payload);
     st->recoveries = LD(&h->ch_log_recovered);
+    st->faults = e->xe_faults;
+    for (i = 0; i < e->xe_nkept; i++)
+        st->kept_pages += (e->xe_pstate[e->xe_kept[i]] & XP_KEPT) != 0;
     st->failed = LD(&h->ch_log_failed);
     st->sync_method = e->xe_sync_method;
     return 0;

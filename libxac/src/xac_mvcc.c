@@ -853,10 +853,31 @@ int xmv_stale(struct xac_env *e)
 {
     size_t i;
 
+    /* Page stamps never pass the commit clock. */
+    if (LD(&ch(e)->ch_commits) == e->xe_snap)
+        return 0;
     for (i = 0; i < e->xe_ntouched; i++)
         if (xmv_newest(e, e->xe_touched[i]) > e->xe_snap)
             return 1;
+    /* Kept pages are read without a fault, so any of them may be in the
+     * readset.  (Only when a process attached while this transaction ran:
+     * xbegin revokes kept pages otherwise.) */
+    for (i = 0; i < e->xe_nkept; i++)
+        if ((e->xe_pstate[e->xe_kept[i]] & XP_KEPT) &&
+            xmv_newest(e, e->xe_kept[i]) > e->xe_snap)
+            return 1;
     return 0;
+}
+
+int xmv_alone(struct xac_env *e)
+{
+    struct xctl_slot *s = xctl_slots(&e->xe_ctl);
+    uint32_t i, hwm = LD(&ch(e)->ch_slot_hwm);
+
+    for (i = 0; i < hwm; i++)
+        if (i != e->xe_ctl.cx_slot && LD(&s[i].cs_pid) != 0)
+            return 0;
+    return 1;
 }
 
 /* Is any other transaction running?  Called with ch_direct set. */
@@ -1021,6 +1042,7 @@ static int commit_durable(struct xac_env *e, size_t nw)
     mv_unlock(e);
     if (rc != 0)
         return rc;
+    e->xe_committed_at = c;
     rc = xlog_wait(e, e->xe_logend);
     if (rc == 0 && e->xe_seg->sh_ring_tail != e->xe_seg->sh_ring_head &&
         !others_running(e)) {
@@ -1041,6 +1063,7 @@ int xmv_commit(struct xac_env *e)
     uint64_t c;
     int rc;
 
+    e->xe_committed_at = 0;
     for (i = 0; i < e->xe_ntouched; i++)
         if (written(e, e->xe_touched[i]))
             nw++;
@@ -1072,6 +1095,8 @@ int xmv_commit(struct xac_env *e)
             gc(e, 2 * nw + 8);
         }
     }
+    if (rc == 0)
+        e->xe_committed_at = c;
     if ((++e->xe_commits & 255) == 0)
         xctl_reap(&e->xe_ctl);
     mv_unlock(e);

@@ -4,7 +4,10 @@
  * Commit validates and publishes the writeset (xac_mvcc.c: in place in the
  * file when no other transaction runs, else as new versions in the pool),
  * then revokes access with one mprotect(PROT_NONE) per run of touched
- * pages.  Abort does the same without publishing.  The working memory
+ * pages.  Abort does the same without publishing.  While the process is
+ * alone (xSetKeepPages), pages stay readable instead: only written ones
+ * get an mprotect, and the next xbegin revokes them all if another
+ * process committed or attached meanwhile.  The working memory
  * keeps its contents (the next grant of a page copies a fresh snapshot
  * version over it), so pages are not freed and reallocated per
  * transaction; past XAC_TRIM_PAGES copied pages it is emptied once.
@@ -42,60 +45,167 @@ static void sort_touched(struct xac_env *e)
     e->xe_tsorted = 1;
 }
 
-/* Revoke access to every touched page. */
-static void release_pages(struct xac_env *e)
+/* Set protection prot on the pages of list t (sorted, n > 0) for which
+ * pick(state) holds: one mprotect per run, or one over the whole span
+ * when there are many runs and prot is PROT_NONE (which only merges
+ * mappings).  Returns 0 or -1 (errno set). */
+static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
+                        int (*pick)(uint8_t), int prot)
 {
-    uint32_t *t = e->xe_touched;
-    size_t n = e->xe_ntouched, i, j, runs = 0;
+    size_t i, j, runs = 0;
     unsigned sh = e->xe_pshift;
 
     for (i = 0; i < n; i = j) {
-        for (j = i + 1; j < n && t[j] == t[j - 1] + 1; j++)
+        if (!pick(e->xe_pstate[t[i]])) {
+            j = i + 1;
+            continue;
+        }
+        for (j = i + 1; j < n && t[j] == t[j - 1] + 1 &&
+                        pick(e->xe_pstate[t[j]]);
+             j++)
             ;
         runs++;
     }
-    /* Setting PROT_NONE only merges mappings, but if the kernel still
-     * refuses, the whole segment is one mapping. */
-    if (runs > RUNS_MAX) {
-        if (xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
-                         (size_t)(t[n - 1] - t[0] + 1) << sh,
-                         PROT_NONE) != 0)
-            AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
-    } else {
-        for (i = 0; i < n; i = j) {
-            for (j = i + 1; j < n && t[j] == t[j - 1] + 1; j++)
-                ;
-            if (xos.mprotect(e->xe_base + ((size_t)t[i] << sh),
-                             (j - i) << sh, PROT_NONE) != 0) {
-                AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
-                break;
-            }
+    if (runs == 0)
+        return 0;
+    if (runs > RUNS_MAX && prot == PROT_NONE)
+        return xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
+                            (size_t)(t[n - 1] - t[0] + 1) << sh, PROT_NONE);
+    for (i = 0; i < n; i = j) {
+        if (!pick(e->xe_pstate[t[i]])) {
+            j = i + 1;
+            continue;
         }
+        for (j = i + 1; j < n && t[j] == t[j - 1] + 1 &&
+                        pick(e->xe_pstate[t[j]]);
+             j++)
+            ;
+        if (xos.mprotect(e->xe_base + ((size_t)t[i] << sh), (j - i) << sh,
+                         prot) != 0)
+            return -1;
     }
-    if (e->xe_loaded >= XAC_TRIM_PAGES) {
-        /* Best effort: if the hole cannot be punched, the memory stays. */
-        (void)xos.fallocate(e->xe_memfd,
-                            FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-                            (off_t)e->xe_len);
-        e->xe_loaded = 0;
+    return 0;
+}
+
+static int any_page(uint8_t st)
+{
+    (void)st;
+    return 1;
+}
+
+static int kept_page(uint8_t st)
+{
+    return (st & XP_KEPT) != 0;
+}
+
+static int written_page(uint8_t st)
+{
+    return (st & XP_LEVEL) == XP_WRITE;
+}
+
+/* Revoke every kept page. */
+static void drop_kept(struct xac_env *e)
+{
+    size_t i;
+
+    if (e->xe_nkept == 0)
+        return;
+    qsort(e->xe_kept, e->xe_nkept, sizeof *e->xe_kept, cmp_u32);
+    /* If the kernel refuses, the whole segment is one mapping (the
+     * caller has no touched pages open). */
+    if (protect_runs(e, e->xe_kept, e->xe_nkept, kept_page, PROT_NONE) != 0)
+        AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
+    for (i = 0; i < e->xe_nkept; i++)
+        e->xe_pstate[e->xe_kept[i]] &= (uint8_t)~(XP_KEPT | XP_LISTED);
+    e->xe_nkept = 0;
+}
+
+/* Empty the working memory once XAC_TRIM_PAGES copies went into it.  No
+ * page may be open or kept: their contents go. */
+static void trim(struct xac_env *e)
+{
+    if (e->xe_loaded < XAC_TRIM_PAGES)
+        return;
+    drop_kept(e);
+    /* Best effort: if the hole cannot be punched, the memory stays. */
+    (void)xos.fallocate(e->xe_memfd,
+                        FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                        (off_t)e->xe_len);
+    e->xe_loaded = 0;
+}
+
+/* Revoke access to every touched page and forget them. */
+static void release_pages(struct xac_env *e)
+{
+    size_t i;
+
+    if (e->xe_ntouched > 0 &&
+        protect_runs(e, e->xe_touched, e->xe_ntouched, any_page,
+                     PROT_NONE) != 0) {
+        AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
+        for (i = 0; i < e->xe_nkept; i++)
+            e->xe_pstate[e->xe_kept[i]] &= (uint8_t)~XP_KEPT;
     }
+    xmv_end(e);
+    for (i = 0; i < e->xe_ntouched; i++)
+        e->xe_pstate[e->xe_touched[i]] &= XP_LISTED;
+    e->xe_ntouched = 0;
+    e->xe_tsorted = 1;
+    drop_kept(e);
+}
+
+/* Keep the touched pages readable for the next transaction
+ * (xSetKeepPages): written pages become read-only again if their
+ * versions were published (ok), or are revoked (their contents are not
+ * a committed version). */
+static void keep_pages(struct xac_env *e, int ok)
+{
+    uint32_t pg;
+    size_t i;
+
+    if (protect_runs(e, e->xe_touched, e->xe_ntouched, written_page,
+                     ok ? PROT_READ : PROT_NONE) != 0) {
+        release_pages(e);
+        return;
+    }
+    xmv_end(e);
+    for (i = 0; i < e->xe_ntouched; i++) {
+        pg = e->xe_touched[i];
+        if (!ok && written_page(e->xe_pstate[pg])) {
+            e->xe_pstate[pg] &= XP_LISTED;
+            continue;
+        }
+        if (!(e->xe_pstate[pg] & XP_LISTED))
+            e->xe_kept[e->xe_nkept++] = pg;
+        e->xe_pstate[pg] = XP_KEPT | XP_LISTED;
+    }
+    e->xe_ntouched = 0;
+    e->xe_tsorted = 1;
+    /* Kept pages hold the versions current at the snapshot, or at our
+     * commit if it came right after it; otherwise another process
+     * committed in between, and the next xbegin revokes them. */
+    if (e->xe_committed_at == 0)
+        e->xe_kept_stamp = e->xe_snap;
+    else if (e->xe_committed_at == e->xe_snap + 1)
+        e->xe_kept_stamp = e->xe_committed_at;
+    else
+        e->xe_kept_stamp = UINT64_MAX;
 }
 
 int xac_txn_finish(int commit)
 {
     struct xac_env *e = &xac_env;
-    size_t i;
     int rc = 0;
 
     sort_touched(e);
+    e->xe_committed_at = 0;
     if (commit)
         rc = xmv_commit(e);
-    release_pages(e);
-    xmv_end(e);
-    for (i = 0; i < e->xe_ntouched; i++)
-        e->xe_pstate[e->xe_touched[i]] = XP_NONE;
-    e->xe_ntouched = 0;
-    e->xe_tsorted = 1;
+    if (e->xe_keep && xmv_alone(e))
+        keep_pages(e, commit && rc == 0);
+    else
+        release_pages(e);
+    trim(e);
     return rc;
 }
 
@@ -121,6 +231,11 @@ static int txn_start(int query)
     e->xe_conflict = 0;
     e->xe_update = !query;
     xmv_begin(e);
+    /* Kept pages are valid only if nobody else committed since they were
+     * (and stay so only while nobody else is attached). */
+    if (e->xe_nkept > 0 &&
+        (e->xe_snap != e->xe_kept_stamp || !xmv_alone(e)))
+        drop_kept(e);
     e->xe_qdepth = query ? 1 : 0;
     e->xe_depth = 1;
     return 0;
@@ -242,4 +357,19 @@ int setPageAccess(void *addr, int mode)
     if ((e->xe_pstate[pg] & XP_LEVEL) >= want)
         return 0;
     return xac_grant(pg, want);
+}
+
+int xSetKeepPages(int on)
+{
+    struct xac_env *e = &xac_env;
+    int was = e->xe_keep;
+
+    if (!e->xe_inited)
+        return XAC_ENOTINIT;
+    if (e->xe_depth > 0)
+        return XAC_EINTXN;
+    e->xe_keep = on != 0;
+    if (!e->xe_keep && e->xe_base != NULL)
+        drop_kept(e);
+    return was;
 }

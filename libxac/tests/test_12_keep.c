@@ -1,0 +1,228 @@
+/* test_12_keep: pages kept between transactions (xSetKeepPages).  A
+ * process alone keeps its pages readable; a write to a kept page still
+ * faults; an abort revokes what it wrote; another process's commit, or a
+ * process attaching in the middle of a transaction, revokes kept pages or
+ * fails the transaction that may have read them. */
+#include <poll.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/testhelp.h"
+#include "support/tutil.h"
+
+#define NPG 8
+
+static int p2c[2], c2p[2];
+static int *x;
+static int vg;
+
+static size_t ipp(void)
+{
+    return PAGESIZE / sizeof(int);
+}
+
+/* valgrind resumes some faulting loads with a wrong register (see
+ * test_07): there, declare the access first.  Kept pages need no fault
+ * either way. */
+static int *pg(int n, int mode)
+{
+    int *p = x + (size_t)n * ipp();
+    if (vg)
+        setPageAccess(p, mode);
+    return p;
+}
+
+/* A read the compiler cannot drop. */
+static int rd(int n)
+{
+    return *(volatile int *)pg(n, READ);
+}
+
+/* Faults taken.  Under valgrind pages are declared (pg), which takes
+ * none: there the count checks pass trivially and the values still
+ * count. */
+#define FAULT (vg ? 0u : 1u) /* one fault, as faults() counts them */
+
+static unsigned long long faults(void)
+{
+    struct xac_stats st;
+    E(xStats(&st));
+    return vg ? 0 : st.faults;
+}
+
+static unsigned long long kept(void)
+{
+    struct xac_stats st;
+    E(xStats(&st));
+    return st.kept_pages;
+}
+
+static void tell(int fd, char c)
+{
+    if (write(fd, &c, 1) != 1)
+        abort();
+}
+
+static char hear(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+
+    if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1)
+        return '?';
+    return c;
+}
+
+/* Child: on 'g', attach, commit page n = v, detach, say 'd'. */
+static pid_t spawn_writer(int n, int v)
+{
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        int *y, ok;
+        if (hear(p2c[0]) != 'g')
+            _exit(30);
+        if (xInit("ctl", NONDURABLE) != 0)
+            _exit(20);
+        y = xMmap("k.db", NPG * PAGESIZE);
+        if (y == MAP_FAILED)
+            _exit(21);
+        x = y;
+        xbegin();
+        *pg(n, READ_WRITE) = v;
+        ok = xend() == COMMITTED;
+        xMunmap("k.db");
+        xShutdown();
+        tell(c2p[1], ok ? 'd' : 'n');
+        _exit(0);
+    }
+    return pid;
+}
+
+static int reap(pid_t pid)
+{
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+int main(void)
+{
+    unsigned long long f;
+    int a, b;
+    pid_t pid;
+
+    vg = tu_valgrind();
+    tu_tmpdir();
+    if (pipe(p2c) != 0 || pipe(c2p) != 0)
+        abort();
+    E(xInit("ctl", NONDURABLE));
+    test_cond("keeping pages is on by default", xSetKeepPages(1) == 1);
+    x = xMmap("k.db", NPG * PAGESIZE);
+    test_cond("map", x != MAP_FAILED);
+
+    /* Alone: the second transaction reads without faults. */
+    E(xbegin());
+    *pg(0, READ_WRITE) = 1;
+    a = rd(1);
+    test_cond("first transaction commits", xend() == COMMITTED && a == 0);
+    test_cond("its two pages are kept", kept() == 2);
+    f = faults();
+    E(xbegin());
+    a = rd(0);
+    b = rd(1);
+    test_cond("the next one reads them", xend() == COMMITTED && a == 1 &&
+                                             b == 0);
+    test_cond("... without a fault", faults() == f);
+
+    /* A write to a kept page faults once, and commits. */
+    E(xbegin());
+    *pg(0, READ_WRITE) = 2;
+    test_cond("a write to a kept page commits", xend() == COMMITTED);
+    test_cond("... after one fault", faults() == f + FAULT);
+    E(xbegin());
+    a = rd(0);
+    test_cond("the written page is kept with its new value",
+              xend() == COMMITTED && a == 2 && faults() == f + FAULT);
+
+    /* An abort revokes what it wrote. */
+    E(xbegin());
+    *pg(0, READ_WRITE) = 3;
+    E(xFail());
+    test_cond("a failed transaction aborts", xend() == ABORTED);
+    f = faults();
+    E(xbegin());
+    a = rd(0);
+    test_cond("its write is gone", xend() == COMMITTED && a == 2);
+    test_cond("... and the page faulted back in", faults() == f + FAULT);
+
+    /* Another process commits between two transactions. */
+    pid = spawn_writer(1, 7);
+    tell(p2c[1], 'g');
+    test_cond("another process commits page 1", hear(c2p[0]) == 'd');
+    test_cond("it exits cleanly", reap(pid));
+    E(xbegin());
+    b = rd(1);
+    test_cond("the kept page was revoked: the new value is read",
+              xend() == COMMITTED && b == 7);
+
+    /* A process attaches and commits in the middle of a transaction that
+     * read a kept page without a fault. */
+    E(xbegin());
+    (void)rd(0);
+    (void)rd(1);
+    test_cond("pages kept again", xend() == COMMITTED && kept() >= 2);
+    pid = spawn_writer(0, 9);
+    f = faults();
+    E(xbegin());
+    a = rd(0);
+    test_cond("a kept page read without a fault", faults() == f && a == 2);
+    tell(p2c[1], 'g');
+    test_cond("another process commits page 0 meanwhile",
+              hear(c2p[0]) == 'd');
+    test_cond("it exits cleanly again", reap(pid));
+    *pg(2, READ_WRITE) = 5;
+    test_cond("the transaction that read the old page 0 fails",
+              xValidate() == FAILED);
+    test_cond("... and aborts", xend() == ABORTED);
+    E(xbegin());
+    a = rd(0);
+    b = rd(2);
+    test_cond("the retry reads the new page 0 and not its own write",
+              xend() == COMMITTED && a == 9 && b == 0);
+
+    /* Off: every transaction faults again. */
+    E(xbegin());
+    test_cond("xSetKeepPages inside a transaction is refused",
+              xSetKeepPages(0) == XAC_EINTXN);
+    test_cond("... and the transaction goes on", xend() == COMMITTED);
+    test_cond("turning it off returns the old setting", xSetKeepPages(0) == 1);
+    test_cond("... and revokes the kept pages", kept() == 0);
+    E(xbegin());
+    (void)rd(0);
+    test_cond("commit", xend() == COMMITTED);
+    f = faults();
+    E(xbegin());
+    a = rd(0);
+    test_cond("with it off a page faults in every transaction",
+              xend() == COMMITTED && a == 9 && faults() == f + FAULT);
+    test_cond("nothing is kept", kept() == 0);
+    E(xSetKeepPages(1) == 0 ? 0 : -1);
+
+    /* What reached the file. */
+    E(xbegin());
+    *pg(3, READ_WRITE) = 11;
+    test_cond("a last commit", xend() == COMMITTED);
+    E(xMunmap("k.db"));
+    test_cond("page 0 in the file", tu_int_at("k.db", 0) == 9);
+    test_cond("page 1 in the file", tu_int_at("k.db", PAGESIZE) == 7);
+    test_cond("page 2 (an aborted write) in the file",
+              tu_int_at("k.db", 2 * PAGESIZE) == 0);
+    test_cond("page 3 in the file", tu_int_at("k.db", 3 * PAGESIZE) == 11);
+    E(xShutdown());
+    test_cond("xSetKeepPages before xInit", xSetKeepPages(1) == XAC_ENOTINIT);
+    return test_report();
+}
