@@ -458,6 +458,9 @@ struct xac_stats {
                                         *   process access (SIGSEGVs) */
     unsigned long long kept_pages;     /**< pages kept readable now
                                         *   (xSetKeepPages) */
+    unsigned long long extensions;     /**< times a transaction of this
+                                        *   process moved its snapshot
+                                        *   forward instead of failing */
     int failed;                        /**< the log is in the failed state */
     int sync_method;                   /**< XAC_SYNC_* of this process */
 };

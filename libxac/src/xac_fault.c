@@ -156,8 +156,12 @@ int xac_grant(uint32_t pg, int want)
     if (want == XP_WRITE && e->xe_update && !e->xe_failed &&
         !(cur & XP_OWN) && xmv_acquire(e, pg))
         flags |= XP_OWN;
-    if (e->xe_update && !e->xe_failed && xmv_newest(e, pg) > e->xe_snap) {
-        e->xe_failed = 1; /* it will not validate: fail now */
+    /* A page newer than the snapshot: read the newer version if the
+     * snapshot can move forward, else the transaction will not validate
+     * (updates only; a query reads its snapshot). */
+    if (e->xe_update && !e->xe_failed && xmv_newest(e, pg) > e->xe_snap &&
+        !xmv_extend(e)) {
+        e->xe_failed = 1;
         e->xe_conflict = 1;
     }
     if (!holds_version(cur) && (rc = load(e, pg)) != 0)

@@ -107,6 +107,7 @@ struct xac_env {
     int xe_failed;            /* the transaction will abort */
     unsigned long xe_escalations; /* coarse grants after ENOMEM (stats) */
     unsigned long xe_faults;  /* SIGSEGVs that granted access (stats) */
+    unsigned long xe_extensions; /* snapshots moved forward (stats) */
 
     /* The durable log (xac_log.c), DURABLE only. */
     int xe_durable;           /* xInit(DURABLE) */
@@ -163,6 +164,10 @@ int xmv_commit(struct xac_env *e);
 void xmv_end(struct xac_env *e);
 /* Does any touched or kept page have a version newer than the snapshot? */
 int xmv_stale(struct xac_env *e);
+/* Move the snapshot of the running transaction to the newest commit if
+ * nothing it touched (or kept) changed since its snapshot.  Returns 1 if
+ * it moved.  Async-signal-safe. */
+int xmv_extend(struct xac_env *e);
 /* Is this the only process attached to the control file? */
 int xmv_alone(struct xac_env *e);
 /* Write every version back into the data file if no other transaction

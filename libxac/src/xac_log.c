@@ -1174,6 +1174,7 @@ int xStats(struct xac_stats *st)
     st->log_payload = LD(&h->ch_log_payload);
     st->recoveries = LD(&h->ch_log_recovered);
     st->faults = e->xe_faults;
+    st->extensions = e->xe_extensions;
     for (i = 0; i < e->xe_nkept; i++)
         st->kept_pages += (e->xe_pstate[e->xe_kept[i]] & XP_KEPT) != 0;
     st->failed = LD(&h->ch_log_failed);

@@ -118,6 +118,7 @@ static size_t rnd(size_t n, size_t ps)
 /* ---- locking and repair ---------------------------------------------- */
 
 static void repair(struct xac_env *e);
+static void release_owned(struct xac_env *e);
 
 static void mv_lock(struct xac_env *e)
 {
@@ -869,6 +870,21 @@ int xmv_stale(struct xac_env *e)
     return 0;
 }
 
+int xmv_extend(struct xac_env *e)
+{
+    uint64_t now = LD(&ch(e)->ch_commits);
+
+    /* Every page read so far must still be current: then the reads are
+     * those of the newer snapshot too (the timestamp extension of LSA and
+     * TL2).  xmv_stale checks exactly that against the old snapshot. */
+    if (now == e->xe_snap || xmv_stale(e))
+        return 0;
+    e->xe_snap = now;
+    ST(&myslot(e)->cs_snapshot, now);
+    e->xe_extensions++;
+    return 1;
+}
+
 int xmv_alone(struct xac_env *e)
 {
     struct xctl_slot *s = xctl_slots(&e->xe_ctl);
@@ -1043,6 +1059,11 @@ static int commit_durable(struct xac_env *e, size_t nw)
     if (rc != 0)
         return rc;
     e->xe_committed_at = c;
+    /* Published: a transaction that writes these pages now reads our
+     * versions, and its record follows ours in the log, so it cannot be
+     * stable before ours.  Holding the words through the sync would only
+     * make writers of the same pages abort and retry until it ends. */
+    release_owned(e);
     rc = xlog_wait(e, e->xe_logend);
     if (rc == 0 && e->xe_seg->sh_ring_tail != e->xe_seg->sh_ring_head &&
         !others_running(e)) {
@@ -1103,7 +1124,9 @@ int xmv_commit(struct xac_env *e)
     return rc;
 }
 
-void xmv_end(struct xac_env *e)
+/* Give up the writer words we hold (a word another transaction took
+ * meanwhile stays its). */
+static void release_owned(struct xac_env *e)
 {
     uint64_t mine = OWNER(e->xe_txn, e->xe_ctl.cx_slot), w;
     size_t i;
@@ -1117,6 +1140,11 @@ void xmv_end(struct xac_env *e)
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
         }
     }
+}
+
+void xmv_end(struct xac_env *e)
+{
+    release_owned(e);
     ST(&myslot(e)->cs_txn, 0);
 }
 
