@@ -215,8 +215,11 @@ enum {
  *     files).  It is created (mode 0777 & ~umask) if it does not exist.
  * @param flags NONDURABLE or DURABLE.
  * @return 0; XAC_EINIT if already initialized; XAC_EINVAL if path is NULL
- *     or flags is neither NONDURABLE nor DURABLE, or XAC_SYNC or
- *     XAC_LOG_LIMIT is malformed (DURABLE); an errno value if recovery
+ *     or flags is neither NONDURABLE nor DURABLE, or XAC_KEEP_PAGES (0 or
+ *     1) or XAC_WORKING_MIB (1 .. 1048576: MiB of page copies a process
+ *     holds before it empties its working memory, default 256) is
+ *     malformed, or XAC_SYNC or XAC_LOG_LIMIT is (DURABLE); an errno value
+ *     if recovery
  *     (DURABLE, see xRecover()) failed;
  *     XAC_EBADCTL if an existing control file is not one this version
  *     understands; XAC_EBUSY if 4096 live processes have the control

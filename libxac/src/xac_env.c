@@ -14,6 +14,10 @@
 #define XAC_VERSION_STRING "0.1.0"
 #endif
 
+/* The working memory a process fills before it is emptied (trim() in
+ * xac_txn.c): 256 MiB keeps a 250,000-key B+-tree of 512-byte values. */
+#define XAC_WORKING_MIB_DEFAULT 256
+
 /* One allocation holds the touched pages and, after them, the kept ones. */
 #define TOUCHED_BYTES(e) (2 * (e)->xe_tcap * sizeof *(e)->xe_touched)
 
@@ -61,6 +65,31 @@ static void forget_parent(struct xac_env *e)
     e->xe_tsorted = 1;
 }
 
+/* XAC_KEEP_PAGES (0 or 1, default 1) and XAC_WORKING_MIB (1 .. 1048576,
+ * default XAC_WORKING_MIB_DEFAULT): anything else is XAC_EINVAL. */
+static int env_memory(struct xac_env *e)
+{
+    const char *k = getenv("XAC_KEEP_PAGES"), *w = getenv("XAC_WORKING_MIB");
+    unsigned long long mib = XAC_WORKING_MIB_DEFAULT;
+    char *end;
+
+    e->xe_keep = 1;
+    if (k != NULL && *k != '\0') {
+        if (strcmp(k, "0") != 0 && strcmp(k, "1") != 0)
+            return XAC_EINVAL;
+        e->xe_keep = *k == '1';
+    }
+    if (w != NULL && *w != '\0') {
+        errno = 0;
+        mib = strtoull(w, &end, 10);
+        if (errno != 0 || *end != '\0' || *w == '-' || mib < 1 ||
+            mib > 1048576)
+            return XAC_EINVAL;
+    }
+    e->xe_trim_pages = (size_t)((mib << 20) >> e->xe_pshift);
+    return 0;
+}
+
 int xInit(const char *path, int flags)
 {
     struct xac_env *e = &xac_env;
@@ -79,6 +108,9 @@ int xInit(const char *path, int flags)
     for (e->xe_pshift = 0; ((size_t)1 << e->xe_pshift) < e->xe_psize;
          e->xe_pshift++)
         ;
+    rc = env_memory(e);
+    if (rc != 0)
+        return rc;
     if (xos.mkdir(path, 0777) != 0 && errno != EEXIST)
         return errno;
     e->xe_dir = strdup(path);
@@ -94,8 +126,6 @@ int xInit(const char *path, int flags)
         return rc;
     }
     xmv_env_policy(e);
-    e->xe_keep = getenv("XAC_KEEP_PAGES") == NULL ||
-                 strcmp(getenv("XAC_KEEP_PAGES"), "0") != 0;
     if (flags == DURABLE) {
         rc = xlog_init(e);
         if (rc == 0)

@@ -60,6 +60,7 @@ struct xac_env {
     size_t xe_len;
     uint32_t xe_npages;
     size_t xe_loaded;         /* pages copied in since the last trim */
+    size_t xe_trim_pages;     /* trim after this many (XAC_WORKING_MIB) */
 
     /* Transaction bookkeeping, sized to the segment but sparse: both are
      * anonymous MAP_NORESERVE mappings, so only the parts a transaction

@@ -10,7 +10,8 @@
  * process committed or attached meanwhile.  The working memory
  * keeps its contents (the next grant of a page copies a fresh snapshot
  * version over it), so pages are not freed and reallocated per
- * transaction; past XAC_TRIM_PAGES copied pages it is emptied once.
+ * transaction; past XAC_WORKING_MIB of copied pages it is emptied once,
+ * which bounds what a process holds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +28,6 @@
 /* Above this many runs, one mprotect over the whole span is cheaper. */
 #define RUNS_MAX 64
 
-/* Empty the working memory after this many page copies (64 MiB of 4 KiB
- * pages): bounds what a process holds, at the cost of reallocating pages
- * once per this many copies. */
-#define XAC_TRIM_PAGES 16384
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -120,11 +117,11 @@ static void drop_kept(struct xac_env *e)
     e->xe_nkept = 0;
 }
 
-/* Empty the working memory once XAC_TRIM_PAGES copies went into it.  No
- * page may be open or kept: their contents go. */
+/* Empty the working memory once XAC_WORKING_MIB of copies went into it.
+ * No page may be open or kept: their contents go. */
 static void trim(struct xac_env *e)
 {
-    if (e->xe_loaded < XAC_TRIM_PAGES)
+    if (e->xe_loaded < e->xe_trim_pages)
         return;
     drop_kept(e);
     /* Best effort: if the hole cannot be punched, the memory stays. */

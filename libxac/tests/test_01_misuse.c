@@ -1,5 +1,6 @@
 /* test_01_misuse: wrong calls return the documented codes. */
 #include <errno.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "support/testhelp.h"
@@ -23,6 +24,24 @@ int main(void)
     test_cond("xCheckpoint before xInit", xCheckpoint() == XAC_ENOTINIT);
     test_cond("xInit with no path", xInit(NULL, NONDURABLE) == XAC_EINVAL);
     test_cond("xInit with a bad flag", xInit(".", 0) == XAC_EINVAL);
+    {
+        static const char *const bad[][2] = {
+            {"XAC_KEEP_PAGES", "yes"},  {"XAC_KEEP_PAGES", "2"},
+            {"XAC_WORKING_MIB", "0"},   {"XAC_WORKING_MIB", "-5"},
+            {"XAC_WORKING_MIB", "12x"}, {"XAC_WORKING_MIB", "1048577"},
+            {"XAC_WORKING_MIB", "99999999999999999999999"}};
+        size_t i;
+        int all = 1;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            setenv(bad[i][0], bad[i][1], 1);
+            all = all && xInit("envctl", NONDURABLE) == XAC_EINVAL;
+            unsetenv(bad[i][0]);
+        }
+        test_cond("xInit refuses malformed XAC_KEEP_PAGES and "
+                  "XAC_WORKING_MIB",
+                  all);
+        test_cond("... and creates nothing", access("envctl", F_OK) != 0);
+    }
     test_cond("xRecover before xInit", xRecover("a.db") == XAC_ENOTINIT);
     test_cond("xArchive before xInit", xArchive(NULL, 0) == XAC_ENOTINIT);
 

@@ -224,5 +224,33 @@ int main(void)
     test_cond("page 3 in the file", tu_int_at("k.db", 3 * PAGESIZE) == 11);
     E(xShutdown());
     test_cond("xSetKeepPages before xInit", xSetKeepPages(1) == XAC_ENOTINIT);
+
+    /* A working memory of 1 MiB: past it, the process empties it and
+     * revokes its kept pages; the values survive in the file. */
+    setenv("XAC_WORKING_MIB", "1", 1);
+    E(xInit("ctl", NONDURABLE));
+    unsetenv("XAC_WORKING_MIB");
+    {
+        size_t n = (2u << 20) / PAGESIZE, i;
+        int ok = 1;
+        x = xMmap("w.db", n * PAGESIZE);
+        test_cond("map 2 MiB", x != MAP_FAILED);
+        E(xbegin());
+        for (i = 0; i < n / 4; i++)
+            *pg((int)i, READ_WRITE) = (int)i + 1;
+        test_cond("a quarter of it written", xend() == COMMITTED);
+        test_cond("... and kept", kept() == n / 4);
+        E(xbegin());
+        for (i = 0; i < n; i++)
+            *pg((int)i, READ_WRITE) += 1000;
+        test_cond("all of it written", xend() == COMMITTED);
+        test_cond("past 1 MiB of copies nothing is kept", kept() == 0);
+        E(xbegin());
+        for (i = 0; i < n; i++)
+            ok = ok && rd((int)i) == (int)(i < n / 4 ? i + 1 : 0) + 1000;
+        test_cond("every value is read back", xend() == COMMITTED && ok);
+        E(xMunmap("w.db"));
+    }
+    E(xShutdown());
     return test_report();
 }
