@@ -5,9 +5,13 @@
  * - Power loss (like SQLite's test6.c + crash9.test): one writer whose
  *   file operations go through a fault layer swapped into the xos table.
  *   The layer keeps a shadow of every write not yet synced (the bytes it
- *   replaced).  At a random operation count it "loses power": it puts
- *   back the old bytes of all unsynced writes, or of a random subset of
- *   their 512-byte sectors (torn pages), and _exits.  Or instead it
+ *   replaced), of every file truncated (ftruncate, open with O_TRUNC)
+ *   since its last sync (a copy of the file as it was), and of every file
+ *   unlinked since its directory's last sync (a hard link).  At a random
+ *   operation count it "loses power": it puts back the old bytes of all
+ *   unsynced writes, or of a random subset of their 512-byte sectors
+ *   (torn pages), the old contents and sizes of files truncated, and the
+ *   files unlinked, and _exits.  Or instead it
  *   injects EIO or ENOSPC into one write, or EIO into one sync (and then,
  *   like Linux after a failed writeback, may drop the unsynced pages and
  *   call them clean: fsyncgate).  The count may fall in recovery, commit,
@@ -72,22 +76,73 @@ struct shadow {
     off_t off;
     size_t len;
     char *old;
+    long seq; /* order among shadows and saved files */
 };
 
 static struct shadow *sh;
 static size_t nsh, capsh;
+static long seq;
+
+/* A file as it was at its last sync, before a truncation ("<path>.pre",
+ * kind 't'), or a file unlinked since its directory's last sync
+ * ("<path>.unl", kind 'u'). */
+struct saved {
+    char path[200];
+    char kind;
+    long seq;
+};
+
+static struct saved sv[64];
+static size_t nsv;
 static char fdpath[1024][200];
 static int fddsync[1024];
 static long ops, crash_at, fault_at;
 static int fault_kind; /* 1 write EIO, 2 write ENOSPC, 3 sync EIO */
 static int fault_fired;
 
+static void saved_name(char *buf, size_t n, const struct saved *v)
+{
+    if (snprintf(buf, n, "%s.%s", v->path, v->kind == 't' ? "pre" : "unl") >=
+        (int)n)
+        abort(); /* path is at most 199 bytes and buf 240 */
+}
+
+/* The truncation copy of path, if it has one. */
+static const struct saved *truncated(const char *path)
+{
+    size_t i;
+    for (i = 0; i < nsv; i++)
+        if (sv[i].kind == 't' && strcmp(sv[i].path, path) == 0)
+            return &sv[i];
+    return NULL;
+}
+
 static void lose_power(void)
 {
     int torn = rnd(2), fd;
     size_t i, s;
+    char old[240];
+    const struct saved *t;
 
+    /* Truncated files get their old contents back; then the writes made
+     * before the truncation are undone on them, and the writes made
+     * after it are gone with the truncated file. */
+    for (i = 0; i < nsv; i++) {
+        saved_name(old, sizeof old, &sv[i]);
+        if (rename(old, sv[i].path) != 0)
+            continue;
+        /* Tell the parent (it counts these bytes). */
+        fd = open("restored", O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            if (write(fd, &sv[i].kind, 1) != 1)
+                (void)0;
+            close(fd);
+        }
+    }
     for (i = nsh; i-- > 0;) {
+        t = truncated(sh[i].path);
+        if (t != NULL && sh[i].seq > t->seq)
+            continue;
         fd = open(sh[i].path, O_WRONLY);
         if (fd < 0)
             continue;
@@ -110,9 +165,86 @@ static int tick(void)
     return fault_at > 0 && ops == fault_at;
 }
 
+/* Keep what power loss would bring back: a copy of path before its
+ * first truncation since its last sync, or a link to it before an
+ * unlink not yet made durable by a directory sync. */
+static void save(const char *path, char kind)
+{
+    struct saved *v;
+    char name[240], buf[65536];
+    int in, out;
+    ssize_t n;
+
+    if (nsv == sizeof sv / sizeof sv[0] || strlen(path) >= sizeof v->path ||
+        (kind == 't' && truncated(path) != NULL))
+        return;
+    v = &sv[nsv];
+    snprintf(v->path, sizeof v->path, "%s", path);
+    v->kind = kind;
+    v->seq = ++seq;
+    saved_name(name, sizeof name, v);
+    if (kind == 'u') {
+        if (link(path, name) == 0)
+            nsv++;
+        return;
+    }
+    in = open(path, O_RDONLY);
+    if (in < 0)
+        return; /* a new file: nothing to bring back */
+    out = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out >= 0) {
+        while ((n = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)n) != n)
+                break;
+        close(out);
+        nsv++;
+    }
+    close(in);
+}
+
+/* path's state is durable now: drop its truncation copy (a file sync) or
+ * the unlinked files of the directory (a directory sync). */
+static void settle(const char *path)
+{
+    size_t i, j, dl = strlen(path);
+    char name[240];
+
+    for (i = j = 0; i < nsv; i++) {
+        int done = (sv[i].kind == 't' && strcmp(sv[i].path, path) == 0) ||
+                   (sv[i].kind == 'u' && strncmp(sv[i].path, path, dl) == 0 &&
+                    sv[i].path[dl] == '/' && strchr(sv[i].path + dl + 1,
+                                                    '/') == NULL);
+        if (done) {
+            saved_name(name, sizeof name, &sv[i]);
+            unlink(name);
+        } else {
+            sv[j++] = sv[i];
+        }
+    }
+    nsv = j;
+}
+
+static int f_ftruncate(int fd, off_t len)
+{
+    if (fd >= 0 && fd < 1024)
+        save(fdpath[fd], 't');
+    return ftruncate(fd, len);
+}
+
+static int f_unlink(const char *path)
+{
+    tick();
+    save(path, 'u');
+    return unlink(path);
+}
+
 static int f_open(const char *path, int flags, mode_t mode)
 {
-    int fd = open(path, flags | O_CLOEXEC, mode);
+    int fd;
+
+    if (flags & O_TRUNC)
+        save(path, 't');
+    fd = open(path, flags | O_CLOEXEC, mode);
     if (fd >= 0 && fd < 1024) {
         snprintf(fdpath[fd], sizeof fdpath[fd], "%s", path);
         fddsync[fd] = (flags & O_DSYNC) != 0;
@@ -140,6 +272,7 @@ static ssize_t f_pwrite(int fd, const void *buf, size_t n, off_t off)
         x->off = off;
         x->len = n;
         x->old = calloc(1, n);
+        x->seq = ++seq;
         r = pread(fd, x->old, n, off);
         (void)r;
     }
@@ -171,8 +304,10 @@ static int f_sync(int fd, int data)
         errno = EIO;
         return -1;
     }
-    if (fd >= 0 && fd < 1024)
+    if (fd >= 0 && fd < 1024) {
         forget_file(fd, 0);
+        settle(fdpath[fd]);
+    }
     return data ? fdatasync(fd) : fsync(fd);
 }
 
@@ -199,7 +334,10 @@ static void arm_faults(void)
         if (rnd(2))
             crash_at = fault_at + 1 + (long)rnd(40);
     }
+    nsv = 0;
     xos.open = f_open;
+    xos.ftruncate = f_ftruncate;
+    xos.unlink = f_unlink;
     xos.pwrite = f_pwrite;
     xos.fdatasync = f_fdatasync;
     xos.fsync = f_fsync;
@@ -295,6 +433,23 @@ static void writer(int round, int w, int faulty, int do_dump, int ntx)
 }
 
 /* ---- the parent's model ---------------------------------------------- */
+
+/* Files of one kind that power losses brought back. */
+static long count_restored(char kind)
+{
+    char buf[4096];
+    long n = 0;
+    ssize_t r, i;
+    int fd = open("restored", O_RDONLY);
+
+    if (fd < 0)
+        return 0;
+    while ((r = read(fd, buf, sizeof buf)) > 0)
+        for (i = 0; i < r; i++)
+            n += buf[i] == kind;
+    close(fd);
+    return n;
+}
 
 static unsigned char *base; /* last verified image */
 static uint32_t base_ctr;
@@ -526,16 +681,19 @@ int main(void)
     }
     printf("# rounds %ld, crash points %ld (power losses %ld, SIGKILLs %ld), "
            "faults injected %ld, images checked %ld, transactions "
-           "verified %ld, transactions lost %ld, bad images %ld\n",
+           "verified %ld, transactions lost %ld, bad images %ld, "
+           "truncated files restored %ld, unlinked files restored %ld\n",
            rounds, crashes + kills, crashes, kills, faults, dumps, verified,
-           lost, bad);
+           lost, bad, count_restored('t'), count_restored('u'));
     test_cond("at least 200 crash points", crashes + kills >= 200 ||
                                                secs < 10);
     test_cond("transactions were verified", verified > 0);
+    test_cond("power losses undid truncations",
+              count_restored('t') > 0 || crashes < 100);
     test_cond("no committed transaction lost", lost == 0);
     test_cond("every image is a serial replay of committed transactions",
               bad == 0);
-    if (system("rm -rf ctl d.db dump.* j.*") != 0)
+    if (system("rm -rf ctl d.db dump.* j.* restored") != 0)
         (void)0;
     if (chdir("/") == 0)
         rmdir(dir);
