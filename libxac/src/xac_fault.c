@@ -72,27 +72,12 @@ static int load(struct xac_env *e, uint32_t pg)
     uint32_t f = xmv_find(e, pg, e->xe_snap);
     int fd = f != 0 ? e->xe_poolfd : e->xe_fd;
     off_t off = (off_t)(f != 0 ? f : pg) << e->xe_pshift;
-    char *dst = e->xe_back + ((size_t)pg << e->xe_pshift);
-    size_t left = e->xe_psize;
-    ssize_t n;
+    int rc = xos_read_all(fd, e->xe_back + ((size_t)pg << e->xe_pshift),
+                          e->xe_psize, off, 1);
 
-    while (left > 0) {
-        n = xos.pread(fd, dst, left, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (n == 0) {
-            memset(dst, 0, left);
-            break;
-        }
-        dst += n;
-        off += n;
-        left -= (size_t)n;
-    }
-    e->xe_loaded++;
-    return 0;
+    if (rc == 0)
+        e->xe_loaded++;
+    return rc;
 }
 
 /* Grant mode want on the whole span [lo, hi) around the page: every page

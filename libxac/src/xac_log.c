@@ -119,51 +119,6 @@ static void store_max(uint64_t *p, uint64_t v)
         ;
 }
 
-static int full_write(int fd, const void *src, size_t len, off_t off)
-{
-    const char *p = src;
-    ssize_t n;
-
-    while (len > 0) {
-        n = xos.pwrite(fd, p, len, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (n == 0)
-            return EIO;
-        p += n;
-        off += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Read len bytes; bytes past the end of the file read as zeros. */
-static int read_page(int fd, void *dst, size_t len, off_t off)
-{
-    char *p = dst;
-    ssize_t n;
-
-    while (len > 0) {
-        n = xos.pread(fd, p, len, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (n == 0) {
-            memset(p, 0, len);
-            return 0;
-        }
-        p += n;
-        off += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int do_sync(struct xac_env *e, int fd)
 {
     int rc = e->xe_sync_method == XAC_SYNC_FSYNC ? xos.fsync(fd)
@@ -225,17 +180,11 @@ static void zero_fill(int fd, uint64_t from, uint64_t to)
 {
     static const char zeros[65536];
     size_t n;
-    ssize_t w;
 
-    while (from < to) {
+    for (; from < to; from += n) {
         n = to - from < sizeof zeros ? (size_t)(to - from) : sizeof zeros;
-        w = xos.pwrite(fd, zeros, n, (off_t)from);
-        if (w <= 0) {
-            if (w < 0 && errno == EINTR)
-                continue;
+        if (xos_write_all(fd, zeros, n, (off_t)from) != 0)
             return;
-        }
-        from += (uint64_t)w;
     }
 }
 
@@ -291,7 +240,7 @@ static int create_file(struct xac_env *e, uint32_t fno, uint64_t first)
     fh.fh_crc = xac_crc32c(0, &fh, sizeof fh);
     memset(buf, 0, sizeof buf);
     memcpy(buf, &fh, sizeof fh);
-    rc = full_write(fd, buf, sizeof buf, 0);
+    rc = xos_write_all(fd, buf, sizeof buf, 0);
     if (rc == 0)
         rc = do_sync(e, fd);
     xos.close(fd);
@@ -312,7 +261,7 @@ static int read_fhdr(struct xac_env *e, uint32_t fno, struct xlog_fhdr *fh)
     fd = xos.open(path, O_RDONLY, 0);
     if (fd < 0)
         return errno;
-    rc = read_page(fd, fh, sizeof *fh, 0);
+    rc = xos_read_all(fd, fh, sizeof *fh, 0, 1);
     xos.close(fd);
     if (rc != 0)
         return rc;
@@ -477,10 +426,10 @@ int xlog_prepare(struct xac_env *e)
         /* The before-image: the version our snapshot read.  If another
          * commit replaced it meanwhile, validation fails anyway. */
         f = xmv_find(e, pg, e->xe_snap);
-        rc = f != 0 ? read_page(e->xe_poolfd, e->xe_buf, e->xe_psize,
-                                (off_t)f << e->xe_pshift)
-                    : read_page(e->xe_fd, e->xe_buf, e->xe_psize,
-                                (off_t)pg << e->xe_pshift);
+        rc = f != 0 ? xos_read_all(e->xe_poolfd, e->xe_buf, e->xe_psize,
+                                   (off_t)f << e->xe_pshift, 1)
+                    : xos_read_all(e->xe_fd, e->xe_buf, e->xe_psize,
+                                   (off_t)pg << e->xe_pshift, 1);
         if (rc != 0)
             return rc;
         p = diff_page(p, pg, (unsigned char *)e->xe_buf,
@@ -552,7 +501,7 @@ int xlog_append(struct xac_env *e, uint64_t c)
     memcpy(e->xe_logbuf, &rh, sizeof rh);
     rh.lr_crc = xac_crc32c(0, e->xe_logbuf, len);
     memcpy(e->xe_logbuf, &rh, sizeof rh);
-    rc = full_write(e->xe_logfd, e->xe_logbuf, len, (off_t)off);
+    rc = xos_write_all(e->xe_logfd, e->xe_logbuf, len, (off_t)off);
     if (rc != 0)
         goto fail;
     /* prev, then stamp, then tail: a process that dies in between leaves
@@ -743,7 +692,7 @@ static int ckpt_read(struct xac_env *e, int fd, struct xckpt *best)
     int i, found = 0;
 
     for (i = 0; i < 2; i++) {
-        if (read_page(fd, &ck, sizeof ck, (off_t)i * XCKP_SLOT) != 0)
+        if (xos_read_all(fd, &ck, sizeof ck, (off_t)i * XCKP_SLOT, 1) != 0)
             continue;
         crc = ck.ck_crc;
         ck.ck_crc = 0;
@@ -803,7 +752,8 @@ static int ckpt_write(struct xac_env *e, uint64_t s, const char *path)
         memcpy(ck.ck_path, old.ck_path, sizeof ck.ck_path);
     free(abs);
     ck.ck_crc = xac_crc32c(0, &ck, sizeof ck);
-    rc = full_write(fd, &ck, sizeof ck, (off_t)(ck.ck_seq & 1) * XCKP_SLOT);
+    rc = xos_write_all(fd, &ck, sizeof ck,
+                       (off_t)(ck.ck_seq & 1) * XCKP_SLOT);
     if (rc == 0)
         rc = do_sync(e, fd);
     if (rc == 0) {
@@ -860,7 +810,7 @@ static int replay_file(struct xac_env *e, int datafd, uint32_t fno,
         rc = ENOMEM;
         goto out;
     }
-    rc = read_page(fd, buf, n, 0);
+    rc = xos_read_all(fd, buf, n, 0, 1);
     if (rc != 0)
         goto out;
     if (n < XLOG_FHDR)
@@ -896,11 +846,11 @@ static int replay_file(struct xac_env *e, int datafd, uint32_t fno,
                     goto out;
                 }
                 rc = datafd < 0 ? 0
-                                : full_write(datafd, p,
-                                             (size_t)rg.rg_lenm1 + 1,
-                                             ((off_t)rg.rg_page
-                                              << e->xe_pshift) +
-                                                 rg.rg_off);
+                                : xos_write_all(datafd, p,
+                                                (size_t)rg.rg_lenm1 + 1,
+                                                ((off_t)rg.rg_page
+                                                 << e->xe_pshift) +
+                                                rg.rg_off);
                 if (rc != 0)
                     goto out;
                 p += rg.rg_lenm1 + 1;

@@ -227,54 +227,15 @@ static void repair(struct xac_env *e)
 
 /* ---- copying versions ------------------------------------------------ */
 
-static int full_write(int fd, const char *src, size_t len, off_t off)
-{
-    ssize_t n;
-
-    while (len > 0) {
-        n = xos.pwrite(fd, src, len, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        XASSERT(n > 0);
-        src += n;
-        off += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int full_read(int fd, char *dst, size_t len, off_t off)
-{
-    ssize_t n;
-
-    while (len > 0) {
-        n = xos.pread(fd, dst, len, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (n == 0)
-            return EIO;
-        dst += n;
-        off += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Copy frame f into page pg of the data file datafd. */
 static int frame_to_data(struct xac_env *e, int datafd, uint32_t f,
                          uint64_t pg)
 {
-    int rc = full_read(e->xe_poolfd, e->xe_buf, e->xe_psize,
-                       (off_t)f << e->xe_pshift);
+    int rc = xos_read_all(e->xe_poolfd, e->xe_buf, e->xe_psize,
+                          (off_t)f << e->xe_pshift, 0);
     if (rc == 0)
-        rc = full_write(datafd, e->xe_buf, e->xe_psize,
-                        (off_t)pg << e->xe_pshift);
+        rc = xos_write_all(datafd, e->xe_buf, e->xe_psize,
+                           (off_t)pg << e->xe_pshift);
     return rc;
 }
 
@@ -474,7 +435,7 @@ static int seg_valid(struct xac_env *e, const struct stat *sst)
     struct xseg_hdr h;
 
     if ((size_t)sst->st_size < sizeof h ||
-        full_read(e->xe_segfd, (char *)&h, sizeof h, 0) != 0)
+        xos_read_all(e->xe_segfd, (char *)&h, sizeof h, 0, 0) != 0)
         return 0;
     return h.sh_magic == XSEG_MAGIC && h.sh_format == XSEG_FORMAT &&
            h.sh_psize == e->xe_psize && h.sh_size == (uint64_t)sst->st_size;
@@ -545,11 +506,12 @@ static int seg_create(struct xac_env *e, const struct stat *dst,
         xos.ftruncate(e->xe_poolfd, 0) != 0 ||
         xos.ftruncate(e->xe_poolfd, (off_t)(maxf << e->xe_pshift)) != 0)
         return errno;
-    if (full_write(e->xe_segfd, (char *)&h, sizeof h, 0) != 0)
+    if (xos_write_all(e->xe_segfd, (char *)&h, sizeof h, 0) != 0)
         return errno;
     h.sh_magic = XSEG_MAGIC;
-    return full_write(e->xe_segfd, (char *)&h.sh_magic, sizeof h.sh_magic,
-                      0);
+    return xos_write_all(e->xe_segfd, (char *)&h.sh_magic,
+                         sizeof h.sh_magic,
+                         0);
 }
 
 int xmv_attach(struct xac_env *e)
@@ -931,10 +893,10 @@ static int commit_direct(struct xac_env *e, uint64_t c)
         for (j = i + 1; j < n && t[j] == t[j - 1] + 1 && written(e, t[j]);
              j++)
             ;
-        r = full_write(e->xe_fd,
-                       e->xe_back + ((size_t)t[i] << e->xe_pshift),
-                       (size_t)(j - i) << e->xe_pshift,
-                       (off_t)t[i] << e->xe_pshift);
+        r = xos_write_all(e->xe_fd,
+                          e->xe_back + ((size_t)t[i] << e->xe_pshift),
+                          (size_t)(j - i) << e->xe_pshift,
+                          (off_t)t[i] << e->xe_pshift);
         if (rc == 0)
             rc = r;
     }
@@ -990,9 +952,9 @@ static int commit_pool(struct xac_env *e, uint64_t c, size_t nw)
         f = fl[k++];
         e->xe_fr[f].fr_ts = c;
         e->xe_fr[f].fr_page = t[i];
-        rc = full_write(e->xe_poolfd,
-                        e->xe_back + ((size_t)t[i] << e->xe_pshift),
-                        e->xe_psize, (off_t)f << e->xe_pshift);
+        rc = xos_write_all(e->xe_poolfd,
+                           e->xe_back + ((size_t)t[i] << e->xe_pshift),
+                           e->xe_psize, (off_t)f << e->xe_pshift);
     }
     if (rc != 0) {
         if (e->xe_durable) {

@@ -77,6 +77,52 @@ void xos_reset(void)
     xos = xos_default;
 }
 
+int xos_write_all(int fd, const void *src, size_t len, off_t off)
+{
+    const char *p = src;
+    ssize_t n;
+
+    while (len > 0) {
+        n = xos.pwrite(fd, p, len, off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0)
+            return EIO;
+        p += n;
+        off += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof)
+{
+    char *p = dst;
+    ssize_t n;
+
+    while (len > 0) {
+        n = xos.pread(fd, p, len, off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0) {
+            if (!zero_past_eof)
+                return EIO;
+            memset(p, 0, len);
+            return 0;
+        }
+        p += n;
+        off += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 unsigned long long xos_proc_start(pid_t pid)
 {
     char path[64], buf[1024];

@@ -54,6 +54,15 @@ extern struct xos_table xos;
 /* Put every entry back to the real system call. */
 void xos_reset(void);
 
+/* Write all len bytes of src at off through xos.pwrite, retrying short
+ * writes and EINTR.  0, or an errno value (EIO if a write accepts no
+ * bytes). */
+int xos_write_all(int fd, const void *src, size_t len, off_t off);
+/* Read len bytes at off into dst through xos.pread, retrying short reads
+ * and EINTR.  Past the end of the file: zeros if zero_past_eof, else EIO.
+ * 0 or an errno value.  Async-signal-safe. */
+int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof);
+
 /* Process start time in clock ticks since boot (field 22 of
  * /proc/<pid>/stat), 0 if it cannot be read.  A pid plus its start time
  * names a process even after the pid is reused. */
