@@ -111,6 +111,17 @@ int main(void)
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
     k0[0] = save;
+    uint16_t *sl = ts_at(&s, h->h_co_slots);
+    uint16_t *s0 = &sl[seg * h->h_co_seg_slots], ssave = s0[1];
+    s0[1] = s0[0];
+    test_cond("two keys on one value slot are noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    s0[1] = (uint16_t)h->h_co_seg_slots;
+    test_cond("a value slot outside the segment is noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    s0[1] = ssave;
     test_cond("restored CO B-tree checks clean",
               tr_check(t, why, sizeof why) == 0);
     tr_close(t);

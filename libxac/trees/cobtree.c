@@ -16,7 +16,12 @@ struct co_geo {
     unsigned char *g_vals;
     uint32_t *g_cnt;
     struct co_node *g_idx;
+    uint16_t *g_slot;
 };
+
+/* The arrays of one geometry, in allocation order: keys, values, counts,
+ * the index, value slots. */
+#define CO_NARRAYS 5
 
 static uint32_t co_seg_slots(uint64_t cap)
 {
@@ -47,6 +52,7 @@ static void co_geo(struct co_tree *t, struct co_geo *g)
     g->g_vals = ts_at(t->co_s, h->h_co_vals);
     g->g_cnt = ts_at(t->co_s, h->h_co_cnt);
     g->g_idx = ts_at(t->co_s, h->h_co_index);
+    g->g_slot = ts_at(t->co_s, h->h_co_slots);
     if (t->co_veb.v_height != (int)g->g_lg + 1)
         veb_init(&t->co_veb, (int)g->g_lg + 1);
 }
@@ -55,6 +61,38 @@ static unsigned char *co_val(const struct co_tree *t, const struct co_geo *g,
                              uint64_t slot)
 {
     return g->g_vals + slot * t->co_vbytes;
+}
+
+/* The value of the element at position i of the segment starting at slot
+ * base.  A segment keeps its keys sorted but its values where they were
+ * put (g_slot says where), so an insert or delete shifts 8-byte keys and
+ * 2-byte slot numbers, not values: the log records what changed, and
+ * value bytes do not change (docs/trees.md). */
+static unsigned char *co_pval(const struct co_tree *t, const struct co_geo *g,
+                              uint64_t base, uint32_t i)
+{
+    return co_val(t, g, base + g->g_slot[base + i]);
+}
+
+/* A value slot of segment [base, base + n) that no element uses. */
+static uint16_t co_free_slot(const struct co_geo *g, uint64_t base,
+                             uint32_t n)
+{
+    uint64_t used = 0;
+    for (uint32_t i = 0; i < n; i++)
+        used |= (uint64_t)1 << g->g_slot[base + i];
+    return (uint16_t)__builtin_ctzll(~used);
+}
+
+/* Lengths of the arrays of a geometry of capacity cap. */
+static void co_lengths(uint64_t cap, uint64_t vbytes, uint64_t len[])
+{
+    uint64_t segs = cap / co_seg_slots(cap);
+    len[0] = cap * 8;
+    len[1] = cap * vbytes;
+    len[2] = segs * 4;
+    len[3] = (2 * segs - 1) * sizeof(struct co_node);
+    len[4] = cap * 2;
 }
 
 void co_attach(struct co_tree *t, struct ts_store *s)
@@ -163,7 +201,7 @@ static void co_gather(const struct co_tree *t, const struct co_geo *g,
                 pending = 0;
             }
             run->r_keys[run->r_n] = k;
-            memcpy(run->r_vals + run->r_n++ * vb, co_val(t, g, base + i), vb);
+            memcpy(run->r_vals + run->r_n++ * vb, co_pval(t, g, base, i), vb);
         }
     }
     if (pending) {
@@ -183,6 +221,8 @@ static void co_spread(const struct co_tree *t, const struct co_geo *g,
         uint64_t base = (a + j) * g->g_seg_slots;
         memcpy(&g->g_keys[base], &run->r_keys[from], c * 8);
         memcpy(co_val(t, g, base), run->r_vals + from * vb, c * vb);
+        for (uint64_t k = 0; k < c; k++)
+            g->g_slot[base + k] = (uint16_t)k;
         g->g_cnt[a + j] = (uint32_t)c;
         from += c;
     }
@@ -204,11 +244,10 @@ static int co_resize(struct co_tree *t, uint64_t cap, uint64_t key,
     struct co_geo old, g;
     uint32_t S = co_seg_slots(cap);
     uint64_t segs = cap / S;
-    uint64_t len[4] = {cap * 8, cap * t->co_vbytes, segs * 4,
-                       (2 * segs - 1) * sizeof(struct co_node)};
-    uint64_t off[4] = {0, 0, 0, 0};
+    uint64_t len[CO_NARRAYS], off[CO_NARRAYS] = {0, 0, 0, 0, 0};
 
-    for (int k = 0; k < 4; k++) {
+    co_lengths(cap, t->co_vbytes, len);
+    for (int k = 0; k < CO_NARRAYS; k++) {
         off[k] = tf_alloc(s, len[k]);
         if (off[k] == 0) {
             while (k-- > 0)
@@ -222,15 +261,15 @@ static int co_resize(struct co_tree *t, uint64_t cap, uint64_t key,
         tot += old.g_cnt[j];
     struct co_run run;
     co_gather(t, &old, 0, old.g_segs, tot, key, val, &run);
-    uint64_t old_off[4] = {h->h_co_keys, h->h_co_vals, h->h_co_cnt,
-                           h->h_co_index};
-    uint64_t old_len[4] = {old.g_cap * 8, old.g_cap * t->co_vbytes,
-                           old.g_segs * 4,
-                           (2 * old.g_segs - 1) * sizeof(struct co_node)};
+    uint64_t old_off[CO_NARRAYS] = {h->h_co_keys, h->h_co_vals, h->h_co_cnt,
+                                    h->h_co_index, h->h_co_slots};
+    uint64_t old_len[CO_NARRAYS];
+    co_lengths(old.g_cap, t->co_vbytes, old_len);
     h->h_co_keys = off[0];
     h->h_co_vals = off[1];
     h->h_co_cnt = off[2];
     h->h_co_index = off[3];
+    h->h_co_slots = off[4];
     h->h_co_capacity = cap;
     h->h_co_seg_slots = S;
     h->h_co_lg_segs = co_lg(segs);
@@ -240,7 +279,7 @@ static int co_resize(struct co_tree *t, uint64_t cap, uint64_t key,
     /* Fresh extents from the free list hold old data: rewrite the index. */
     memset(g.g_idx, 0xff, len[3]);
     co_fix(t, &g, 0, g.g_segs);
-    for (int k = 3; k >= 0; k--)
+    for (int k = CO_NARRAYS - 1; k >= 0; k--)
         tf_free(s, old_off[k], old_len[k]);
     return 0;
 }
@@ -252,17 +291,17 @@ int co_format(struct ts_store *s)
     uint64_t cap = CO_MIN_CAPACITY;
     uint32_t S = co_seg_slots(cap);
     uint64_t segs = cap / S;
-    uint64_t len[4] = {cap * 8, cap * h->h_value_bytes, segs * 4,
-                       (2 * segs - 1) * sizeof(struct co_node)};
-    uint64_t off[4];
+    uint64_t len[CO_NARRAYS], off[CO_NARRAYS];
 
-    for (int k = 0; k < 4; k++)
+    co_lengths(cap, h->h_value_bytes, len);
+    for (int k = 0; k < CO_NARRAYS; k++)
         if ((off[k] = tf_alloc(s, len[k])) == 0)
             return TR_EFULL;
     h->h_co_keys = off[0];
     h->h_co_vals = off[1];
     h->h_co_cnt = off[2];
     h->h_co_index = off[3];
+    h->h_co_slots = off[4];
     h->h_co_capacity = cap;
     h->h_co_seg_slots = S;
     h->h_co_lg_segs = co_lg(segs);
@@ -284,7 +323,7 @@ int co_search(struct co_tree *t, uint64_t key, void *val)
     if (i == n || g.g_keys[base + i] != key)
         return 0;
     if (val != NULL)
-        memcpy(val, co_val(t, &g, base + i), t->co_vbytes);
+        memcpy(val, co_pval(t, &g, base, i), t->co_vbytes);
     return 1;
 }
 
@@ -297,15 +336,16 @@ int co_insert(struct co_tree *t, uint64_t key, const void *val)
     uint32_t n = g.g_cnt[seg], i = co_lower(&g.g_keys[base], n, key);
 
     if (i < n && g.g_keys[base + i] == key) {
-        memcpy(co_val(t, &g, base + i), val, vb);
+        memcpy(co_pval(t, &g, base, i), val, vb);
         return 1;
     }
     if (n < g.g_seg_slots) {
+        uint16_t free_slot = co_free_slot(&g, base, n);
         memmove(&g.g_keys[base + i + 1], &g.g_keys[base + i], 8u * (n - i));
-        memmove(co_val(t, &g, base + i + 1), co_val(t, &g, base + i),
-                vb * (n - i));
+        memmove(&g.g_slot[base + i + 1], &g.g_slot[base + i], 2u * (n - i));
         g.g_keys[base + i] = key;
-        memcpy(co_val(t, &g, base + i), val, vb);
+        g.g_slot[base + i] = free_slot;
+        memcpy(co_val(t, &g, base + free_slot), val, vb);
         g.g_cnt[seg] = n + 1;
         if (i == 0)
             co_fix(t, &g, seg, seg + 1);
@@ -332,15 +372,13 @@ int co_delete(struct co_tree *t, uint64_t key)
 {
     struct co_geo g;
     co_geo(t, &g);
-    size_t vb = t->co_vbytes;
     uint64_t seg = co_locate(t, &g, key), base = seg * g.g_seg_slots;
     uint32_t n = g.g_cnt[seg], i = co_lower(&g.g_keys[base], n, key);
 
     if (i == n || g.g_keys[base + i] != key)
         return 0;
     memmove(&g.g_keys[base + i], &g.g_keys[base + i + 1], 8u * (n - i - 1));
-    memmove(co_val(t, &g, base + i), co_val(t, &g, base + i + 1),
-            vb * (n - i - 1));
+    memmove(&g.g_slot[base + i], &g.g_slot[base + i + 1], 2u * (n - i - 1));
     g.g_cnt[seg] = n - 1;
     if (i == 0)
         co_fix(t, &g, seg, seg + 1);
@@ -374,7 +412,7 @@ long long co_range(struct co_tree *t, uint64_t lo, uint64_t hi,
             if (k > hi)
                 return visited;
             visited++;
-            if (fn != NULL && fn(arg, k, co_val(t, &g, base + i)))
+            if (fn != NULL && fn(arg, k, co_pval(t, &g, base, i)))
                 return visited;
         }
     }
@@ -400,13 +438,13 @@ int co_check(struct co_tree *t, char *why, size_t len)
         return -1;
     }
     co_geo(t, &g);
-    uint64_t ends[4] = {h->h_co_keys + g.g_cap * 8,
-                        h->h_co_vals + g.g_cap * t->co_vbytes,
-                        h->h_co_cnt + g.g_segs * 4,
-                        h->h_co_index +
-                            (2 * g.g_segs - 1) * sizeof(struct co_node)};
-    for (int k = 0; k < 4; k++)
-        if (ends[k] > h->h_file_bytes) {
+    uint64_t alen[CO_NARRAYS];
+    const uint64_t offs[CO_NARRAYS] = {h->h_co_keys, h->h_co_vals,
+                                       h->h_co_cnt, h->h_co_index,
+                                       h->h_co_slots};
+    co_lengths(g.g_cap, t->co_vbytes, alen);
+    for (int k = 0; k < CO_NARRAYS; k++)
+        if (offs[k] + alen[k] > h->h_file_bytes) {
             snprintf(why, len, "CO B-tree: array %d ends outside the file", k);
             return -1;
         }
@@ -416,6 +454,17 @@ int co_check(struct co_tree *t, char *why, size_t len)
             snprintf(why, len, "CO B-tree: segment %llu holds %u > %u",
                      (unsigned long long)s, n, g.g_seg_slots);
             return -1;
+        }
+        uint64_t used = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint16_t sl = g.g_slot[s * g.g_seg_slots + i];
+            if (sl >= g.g_seg_slots || (used >> sl & 1) != 0) {
+                snprintf(why, len, "CO B-tree: segment %llu position %u has "
+                         "value slot %u, out of range or used twice",
+                         (unsigned long long)s, i, sl);
+                return -1;
+            }
+            used |= (uint64_t)1 << sl;
         }
         for (uint32_t i = 0; i < n; i++) {
             uint64_t k = g.g_keys[s * g.g_seg_slots + i];

@@ -20,7 +20,8 @@
 #include "tstore.h"
 
 #define TF_MAGIC 0x3145455254434158ull /* "XACTREE1" little-endian */
-#define TF_FORMAT 2u /* 2: B+-tree leaves keep values in slots (btree.c) */
+#define TF_FORMAT 3u /* 2: B+-tree leaves keep values in slots (btree.c);
+                      * 3: so do CO B-tree segments (h_co_slots) */
 #define TF_PAGE 4096u
 #define TF_DATA (2u * TF_PAGE) /* first allocatable byte */
 #define TF_MAX_FREE 200
@@ -48,6 +49,8 @@ struct tf_header {
     uint64_t h_co_capacity;  /* slots = segments * seg_slots */
     uint32_t h_co_seg_slots; /* slots per segment, a power of two */
     uint32_t h_co_lg_segs;   /* log2(segments) */
+    uint64_t h_co_slots;     /* uint16_t[capacity]: where in its segment's
+                              * values the value of each key position is */
 };
 
 struct tf_extent {
