@@ -466,6 +466,8 @@ struct xac_stats {
                                         *   forward instead of failing */
     int failed;                        /**< the log is in the failed state */
     int sync_method;                   /**< XAC_SYNC_* of this process */
+    int keep_pages;                    /**< xSetKeepPages setting */
+    unsigned long long working_mib;    /**< XAC_WORKING_MIB in effect */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

@@ -1129,5 +1129,8 @@ int xStats(struct xac_stats *st)
         st->kept_pages += (e->xe_pstate[e->xe_kept[i]] & XP_KEPT) != 0;
     st->failed = LD(&h->ch_log_failed);
     st->sync_method = e->xe_sync_method;
+    st->keep_pages = e->xe_keep;
+    st->working_mib = ((unsigned long long)e->xe_trim_pages << e->xe_pshift) >>
+                      20;
     return 0;
 }

@@ -36,6 +36,10 @@ struct tb_shared {
      * after its last operation; durable insert only. */
     unsigned long long log_bytes0[TB_MAX_PROCS], log_bytes1[TB_MAX_PROCS];
     unsigned long long log_syncs0[TB_MAX_PROCS], log_syncs1[TB_MAX_PROCS];
+    /* LIBXAC's page keeping and working memory (xStats), as process 1
+     * saw them: recorded with each result like a baseline's cache size. */
+    int keep_pages;
+    unsigned long long working_mib;
     double latency_us[];       /* one per key */
 };
 
@@ -91,6 +95,10 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
     }
     run->sh->log_bytes0[p] = st.log_bytes;
     run->sh->log_syncs0[p] = st.log_syncs;
+    if (p == 0) {
+        run->sh->keep_pages = st.keep_pages;
+        run->sh->working_mib = st.working_mib;
+    }
     if (write(ready_fd, &c, 1) != 1 || c != 'r')
         return c == 'b' ? 0 : 1;
     while (read(go_fd, &c, 1) < 0 && errno == EINTR)
@@ -276,6 +284,10 @@ static void tb_params(const struct tb_run *run, xb_result *r)
     xb_param_bool(r, "advisory", run->advisory);
     xb_param_str(r, "version",
                  run->version == TS_XAC ? "transactional" : "serial");
+    if (run->version == TS_XAC) {
+        xb_param_bool(r, "keep_pages", run->sh->keep_pages);
+        xb_param_int(r, "working_mib", (long long)run->sh->working_mib);
+    }
 }
 
 static void tb_emit(const struct tb_run *run, xb_result *r)

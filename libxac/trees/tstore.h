@@ -74,8 +74,9 @@ int ts_open(struct ts_store *s, enum ts_kind kind, const char *dir,
 int ts_open_config(struct ts_store *s, const struct ts_config *cfg,
                    const char *dir, const char *name, size_t len);
 
-/** Log counters of a TS_XAC store (xStats()); zeroes for TS_SERIAL and
- * for nondurable stores.  @return 0 or an XAC_E* code. */
+/** Counters and settings of a TS_XAC store (xStats(); the log counters
+ * stay 0 when nondurable); zeroes for TS_SERIAL.  @return 0 or an XAC_E*
+ * code. */
 int ts_stats(struct ts_store *s, struct xac_stats *st);
 
 /** Unmap (TS_XAC: xMunmap + xShutdown).  @return 0 or the first error. */

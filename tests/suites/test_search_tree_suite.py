@@ -43,6 +43,10 @@ def bench(tmp_path: Path, *params: str) -> tuple[list[dict[str, Any]], str]:
         if result["sut"] == "libxac":
             assert result["params"]["tree"] in ("btree", "cobtree")
             assert isinstance(result["params"]["advisory"], bool)
+            if result["params"]["version"] == "transactional":
+                # LIBXAC's memory regime, recorded like a baseline's cache size.
+                assert result["params"]["keep_pages"] is True, result
+                assert result["params"]["working_mib"] == 256, result
         else:
             assert "tree" not in result["params"] and "advisory" not in result["params"]
     return results, run.stderr

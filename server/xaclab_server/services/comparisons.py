@@ -42,12 +42,23 @@ from xaclab_server.services.histogram import Histogram
 from xaclab_server.services.machines import HARDWARE_FIELDS, dig
 
 # Params that describe one system rather than the workload: a store's cache
-# knob, a LIBXAC tree's shape, a program's own durability mechanism (the
+# knob (LIBXAC's is its working memory and page keeping), a LIBXAC tree's
+# shape, a program's own durability mechanism (the
 # common factor is ``durability``).  A sut comparison matches on the rest and
 # pairs every variant of A (say tree=btree, tree=cobtree) with every variant
 # of B (mode=not_durable, mode=nosync) that ran the same workload.
 SUT_SPECIFIC_KEYS = frozenset(
-    {"cache_mib", "map_mib", "tree", "block_bytes", "advisory", "version", "mode"}
+    {
+        "cache_mib",
+        "map_mib",
+        "keep_pages",
+        "working_mib",
+        "tree",
+        "block_bytes",
+        "advisory",
+        "version",
+        "mode",
+    }
 )
 CACHE_SIZE = 4096
 Statistic = Literal["median", "mean"]
