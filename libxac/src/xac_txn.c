@@ -42,6 +42,22 @@ static void sort_touched(struct xac_env *e)
     e->xe_tsorted = 1;
 }
 
+/* The next run of list t (sorted) from index *i on: consecutive pages for
+ * which pick(state) holds, [*i, *j).  0 when there is none. */
+static int next_run(const struct xac_env *e, const uint32_t *t, size_t n,
+                    int (*pick)(uint8_t), size_t *i, size_t *j)
+{
+    while (*i < n && !pick(e->xe_pstate[t[*i]]))
+        (*i)++;
+    if (*i == n)
+        return 0;
+    for (*j = *i + 1; *j < n && t[*j] == t[*j - 1] + 1 &&
+                      pick(e->xe_pstate[t[*j]]);
+         (*j)++)
+        ;
+    return 1;
+}
+
 /* Set protection prot on the pages of list t (sorted, n > 0) for which
  * pick(state) holds: one mprotect per run, or one over the whole span
  * when there are many runs and prot is PROT_NONE (which only merges
@@ -52,35 +68,17 @@ static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
     size_t i, j, runs = 0;
     unsigned sh = e->xe_pshift;
 
-    for (i = 0; i < n; i = j) {
-        if (!pick(e->xe_pstate[t[i]])) {
-            j = i + 1;
-            continue;
-        }
-        for (j = i + 1; j < n && t[j] == t[j - 1] + 1 &&
-                        pick(e->xe_pstate[t[j]]);
-             j++)
-            ;
+    for (i = 0; next_run(e, t, n, pick, &i, &j); i = j)
         runs++;
-    }
     if (runs == 0)
         return 0;
     if (runs > RUNS_MAX && prot == PROT_NONE)
         return xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
                             (size_t)(t[n - 1] - t[0] + 1) << sh, PROT_NONE);
-    for (i = 0; i < n; i = j) {
-        if (!pick(e->xe_pstate[t[i]])) {
-            j = i + 1;
-            continue;
-        }
-        for (j = i + 1; j < n && t[j] == t[j - 1] + 1 &&
-                        pick(e->xe_pstate[t[j]]);
-             j++)
-            ;
+    for (i = 0; next_run(e, t, n, pick, &i, &j); i = j)
         if (xos.mprotect(e->xe_base + ((size_t)t[i] << sh), (j - i) << sh,
                          prot) != 0)
             return -1;
-    }
     return 0;
 }
 

@@ -19,11 +19,6 @@ static off_t at(int pg)
     return (off_t)pg * (off_t)PAGESIZE;
 }
 
-static size_t ipp(void)
-{
-    return PAGESIZE / sizeof(int);
-}
-
 int main(void)
 {
     int *x, v, rc, i, ok;
@@ -33,12 +28,12 @@ int main(void)
     x = map();
 
     E(xbegin());
-    test_cond("a new file reads as zeros", x[0] == 0 && x[3 * ipp()] == 0);
+    test_cond("a new file reads as zeros", x[0] == 0 && x[3 * tu_ipp()] == 0);
     x[0] = 41;
     x[0]++;
-    x[5 * ipp() + 7] = 77;
+    x[5 * tu_ipp() + 7] = 77;
     test_cond("the transaction sees its own writes",
-              x[0] == 42 && x[5 * ipp() + 7] == 77);
+              x[0] == 42 && x[5 * tu_ipp() + 7] == 77);
     test_cond("the file is untouched before commit",
               tu_int_at("t.db", 0) == 0);
     test_cond("xend commits", xend() == COMMITTED);
@@ -53,13 +48,13 @@ int main(void)
     x = map();
     E(xbegin());
     test_cond("a second xMmap session reads the committed data",
-              x[0] == 42 && x[5 * ipp() + 7] == 77);
+              x[0] == 42 && x[5 * tu_ipp() + 7] == 77);
     test_cond("read-only transaction commits", xend() == COMMITTED);
 
     /* Abort: xFail marks the transaction failed; xend rolls it back. */
     E(xbegin());
     x[0] = 1000;
-    x[9 * ipp()] = 9;
+    x[9 * tu_ipp()] = 9;
     test_cond("xValidate before failing says PENDING",
               xValidate() == PENDING);
     E(xFail());
@@ -70,14 +65,14 @@ int main(void)
               tu_int_at("t.db", 0) == 42 && tu_int_at("t.db", at(9)) == 0);
     E(xbegin());
     test_cond("after abort the segment shows the committed data",
-              x[0] == 42 && x[9 * ipp()] == 0);
+              x[0] == 42 && x[9 * tu_ipp()] == 0);
     test_cond("and the next transaction commits", xend() == COMMITTED);
 
     /* Nesting is subsumed by the outermost transaction. */
     E(xbegin());
     x[1] = 1;
     E(xbegin());
-    x[2 * ipp()] = 2;
+    x[2 * tu_ipp()] = 2;
     test_cond("inner xend returns PENDING", xend() == PENDING);
     test_cond("nothing is committed at the inner xend",
               tu_int_at("t.db", at(2)) == 0);
@@ -86,7 +81,7 @@ int main(void)
               tu_int_at("t.db", 4) == 1 && tu_int_at("t.db", at(2)) == 2);
 
     E(xbegin());
-    x[3 * ipp()] = 3;
+    x[3 * tu_ipp()] = 3;
     E(xbegin());
     E(xFail());
     test_cond("inner xend of a failed transaction returns FAILED",
@@ -108,8 +103,8 @@ int main(void)
 
     /* Read, then write the same page: the second fault upgrades. */
     E(xbegin());
-    v = x[4 * ipp()];
-    x[4 * ipp()] = v + 5;
+    v = x[4 * tu_ipp()];
+    x[4 * tu_ipp()] = v + 5;
     rc = xend();
     test_cond("read-then-write commits",
               rc == COMMITTED && tu_int_at("t.db", at(4)) == 5);
@@ -124,7 +119,7 @@ int main(void)
     for (rc = 0; rc < 2; rc++) {
         E(xbegin());
         for (i = 0; i < NPG; i++)
-            x[i * (int)ipp() + 1] += i;
+            x[i * (int)tu_ipp() + 1] += i;
         ok = ok && xend() == COMMITTED;
     }
     for (i = 0; i < NPG; i++)

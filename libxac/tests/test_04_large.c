@@ -8,11 +8,6 @@
 #include "xac_int.h"
 #include "xac_os.h"
 
-static size_t ipp(void)
-{
-    return PAGESIZE / sizeof(int);
-}
-
 /* Fails every one-page mprotect that grants access with ENOMEM, as the
  * kernel does at vm.max_map_count mappings. */
 static int enomem_mprotect(void *addr, size_t len, int prot)
@@ -42,8 +37,8 @@ int main(void)
         return test_report();
     E(xbegin());
     x[0] = 1;
-    x[(big / 2) * ipp()] = 2;
-    x[(big - 1) * ipp() + ipp() - 1] = 3;
+    x[(big / 2) * tu_ipp()] = 2;
+    x[(big - 1) * tu_ipp() + tu_ipp() - 1] = 3;
     test_cond("commit at both ends of 16 GiB", xend() == COMMITTED);
     test_cond("the writes are in the file",
               tu_int_at("big.db", 0) == 1 &&
@@ -58,7 +53,7 @@ int main(void)
         abort();
     E(xbegin());
     for (i = 0; i < many; i++)
-        x[i * ipp()] = (int)i + 1;
+        x[i * tu_ipp()] = (int)i + 1;
     test_cond("commit of thousands of written pages", xend() == COMMITTED);
     ok = 1;
     for (i = 0; i < many; i++)
@@ -72,9 +67,9 @@ int main(void)
     E(xbegin());
     v = 0;
     for (i = 0; i < sparse; i++)
-        v += x[2 * i * ipp()];
-    x[2 * ipp() + 1] = 555;
-    x[(2 * sparse - 2) * ipp() + 1] = 666;
+        v += x[2 * i * tu_ipp()];
+    x[2 * tu_ipp() + 1] = 555;
+    x[(2 * sparse - 2) * tu_ipp() + 1] = 666;
     /* pages 0, 2, 4 ... below many hold 1, 3, 5 ... */
     test_cond("every other page read", v == (int)((many / 2) * (many / 2)));
     test_cond("commit after touching every other page",
@@ -93,13 +88,13 @@ int main(void)
     xos.mprotect = enomem_mprotect;
     esc = xac_env.xe_escalations;
     E(xbegin());
-    x[700 * ipp() + 2] = 7;
-    v = x[1200 * ipp()];
+    x[700 * tu_ipp() + 2] = 7;
+    v = x[1200 * tu_ipp()];
     E(xFail());
     test_cond("coarse grants abort", xend() == ABORTED &&
               tu_int_at("many.db", 700 * (off_t)PAGESIZE + 8) == 0);
     E(xbegin());
-    x[700 * ipp() + 2] = 7;
+    x[700 * tu_ipp() + 2] = 7;
     test_cond("coarse writes commit", xend() == COMMITTED);
     xos_reset();
     test_cond("coarse grants were taken", xac_env.xe_escalations > esc);

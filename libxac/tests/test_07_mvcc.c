@@ -2,7 +2,6 @@
  * read-only queries, conflict policies, a process killed with SIGKILL
  * inside a transaction, and a second xMmap with another length. */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -17,36 +16,13 @@
 static int p2c[2], c2p[2];
 static int *x;
 
-static size_t ipp(void)
-{
-    return PAGESIZE / sizeof(int);
-}
-
-static void tell(int fd, char c)
-{
-    if (write(fd, &c, 1) != 1)
-        abort();
-}
-
-/* A byte from the other process, or '?' after 60 s (a child that died
- * early must not hang the test). */
-static char hear(int fd)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    char c;
-
-    if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1)
-        return '?';
-    return c;
-}
-
 /* valgrind (3.19) sometimes resumes a faulting load with a wrong register
  * after the SIGSEGV handler; under valgrind, declare pages first. */
 static int vg;
 
 static int *pg(int n, int mode)
 {
-    int *p = x + (size_t)n * ipp();
+    int *p = x + (size_t)n * tu_ipp();
     if (vg)
         setPageAccess(p, mode);
     return p;
@@ -86,8 +62,8 @@ static void snap_child(void)
 
     xbegin();
     a = *pg(0, READ);
-    tell(c2p[1], 'r');       /* read page 0 */
-    hear(p2c[0]);            /* parent committed pages 0 and 1 */
+    tu_tell(c2p[1], 'r');       /* read page 0 */
+    tu_hear(p2c[0]);            /* parent committed pages 0 and 1 */
     b = *pg(1, READ);        /* page 1, first touched after the commit */
     ok = a == 1 && b == 1;   /* the old snapshot, consistently */
     ok = ok && xValidate() == FAILED; /* page 0 has a newer version */
@@ -97,12 +73,12 @@ static void snap_child(void)
     /* A query begun before a commit keeps its snapshot, and commits. */
     xbeginQuery();
     a = *pg(0, READ);
-    tell(c2p[1], ok ? 'y' : 'n');
-    hear(p2c[0]);            /* parent committed again */
+    tu_tell(c2p[1], ok ? 'y' : 'n');
+    tu_hear(p2c[0]);            /* parent committed again */
     b = *pg(1, READ);
     ok = a == 2 && b == 2 && xValidate() == PENDING;
     ok = ok && xendQuery() == COMMITTED;
-    tell(c2p[1], ok ? 'y' : 'n');
+    tu_tell(c2p[1], ok ? 'y' : 'n');
 }
 
 /* Child: a query whose snapshot predates the parent's commit of pages 2
@@ -113,10 +89,10 @@ static void old_query_child(void)
 
     xbeginQuery();
     a = *pg(4, READ);
-    tell(c2p[1], 'r');
-    hear(p2c[0]);
+    tu_tell(c2p[1], 'r');
+    tu_hear(p2c[0]);
     b = *pg(2, READ);
-    tell(c2p[1], a == 0 && b == 0 && xendQuery() == COMMITTED ? 'y' : 'n');
+    tu_tell(c2p[1], a == 0 && b == 0 && xendQuery() == COMMITTED ? 'y' : 'n');
 }
 
 /* Child: a query that holds its snapshot until told, so that no version
@@ -125,9 +101,9 @@ static void pin_child(void)
 {
     xbeginQuery();
     (void)*pg(0, READ);
-    tell(c2p[1], 'r');
-    hear(p2c[0]);
-    tell(c2p[1], xendQuery() == COMMITTED ? 'y' : 'n');
+    tu_tell(c2p[1], 'r');
+    tu_hear(p2c[0]);
+    tu_tell(c2p[1], xendQuery() == COMMITTED ? 'y' : 'n');
 }
 
 /* Fails every one-page mprotect that grants access with ENOMEM, as the
@@ -148,10 +124,10 @@ static void hold_child(void)
 
     xbegin();
     *pg(3, READ_WRITE) = 7;
-    tell(c2p[1], 'w');
-    hear(p2c[0]);
+    tu_tell(c2p[1], 'w');
+    tu_hear(p2c[0]);
     rc = xend();
-    tell(c2p[1], rc == COMMITTED ? 'c' : rc == ABORTED ? 'a' : '?');
+    tu_tell(c2p[1], rc == COMMITTED ? 'c' : rc == ABORTED ? 'a' : '?');
 }
 
 /* Child: dies by SIGKILL inside a transaction holding page 5. */
@@ -159,7 +135,7 @@ static void die_child(void)
 {
     xbegin();
     *pg(5, READ_WRITE) = 666;
-    tell(c2p[1], 'w');
+    tu_tell(c2p[1], 'w');
     for (;;)
         pause();
 }
@@ -193,7 +169,7 @@ static void len_child(void)
 
     xMunmap("m.db");
     y = xMmap("m.db", 2 * NPG * PAGESIZE);
-    tell(c2p[1], y == MAP_FAILED && errno == EBUSY ? 'y' : 'n');
+    tu_tell(c2p[1], y == MAP_FAILED && errno == EBUSY ? 'y' : 'n');
     x = xMmap("m.db", NPG * PAGESIZE); /* for the xMunmap in spawn() */
 }
 
@@ -217,23 +193,23 @@ int main(void)
 
     /* Snapshots. */
     pid = spawn(snap_child);
-    test_cond("child read page 0", hear(c2p[0]) == 'r');
+    test_cond("child read page 0", tu_hear(c2p[0]) == 'r');
     E(xbegin());
     *pg(0, READ_WRITE) = 2;
     *pg(1, READ_WRITE) = 2;
     test_cond("parent commits while the child's transaction runs",
               xend() == COMMITTED);
-    tell(p2c[1], 'g');
+    tu_tell(p2c[1], 'g');
     test_cond("the child kept its snapshot, failed, and aborted at xend",
-              hear(c2p[0]) == 'y');
+              tu_hear(c2p[0]) == 'y');
     E(xbegin());
     *pg(0, READ_WRITE) = 3;
     *pg(1, READ_WRITE) = 3;
     test_cond("parent commits while the child's query runs",
               xend() == COMMITTED);
-    tell(p2c[1], 'g');
+    tu_tell(p2c[1], 'g');
     test_cond("the query kept its snapshot and committed",
-              hear(c2p[0]) == 'y');
+              tu_hear(c2p[0]) == 'y');
     st = reap(pid);
     test_cond("child exit", WIFEXITED(st) && WEXITSTATUS(st) == 0);
     E(xbegin());
@@ -244,36 +220,36 @@ int main(void)
     /* Policies: self-abort (the parent requests a page the child holds). */
     E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
     pid = spawn(hold_child);
-    test_cond("child holds page 3", hear(c2p[0]) == 'w');
+    test_cond("child holds page 3", tu_hear(c2p[0]) == 'w');
     E(xbegin());
     *pg(3, READ_WRITE) = 8;
     test_cond("self-abort: the requester fails", xValidate() == FAILED);
     test_cond("self-abort: the requester aborts", xend() == ABORTED);
-    tell(p2c[1], 'g');
-    test_cond("self-abort: the owner commits", hear(c2p[0]) == 'c');
+    tu_tell(p2c[1], 'g');
+    test_cond("self-abort: the owner commits", tu_hear(c2p[0]) == 'c');
     reap(pid);
 
     /* Oldest-wins: the child is older, the parent fails. */
     E(xSetPolicy(XAC_POLICY_OLDEST_WINS, 0));
     pid = spawn(hold_child);
-    hear(c2p[0]);
+    tu_hear(c2p[0]);
     E(xbegin());
     *pg(3, READ_WRITE) = 8;
     test_cond("oldest-wins: the younger requester fails",
               xend() == ABORTED);
-    tell(p2c[1], 'g');
-    test_cond("oldest-wins: the older owner commits", hear(c2p[0]) == 'c');
+    tu_tell(p2c[1], 'g');
+    test_cond("oldest-wins: the older owner commits", tu_hear(c2p[0]) == 'c');
     reap(pid);
 
     /* Requester-wins: the parent wins, the child aborts. */
     E(xSetPolicy(XAC_POLICY_REQUESTER_WINS, 0));
     pid = spawn(hold_child);
-    hear(c2p[0]);
+    tu_hear(c2p[0]);
     E(xbegin());
     *pg(3, READ_WRITE) = 9;
     test_cond("requester-wins: the requester commits", xend() == COMMITTED);
-    tell(p2c[1], 'g');
-    test_cond("requester-wins: the owner aborts", hear(c2p[0]) == 'a');
+    tu_tell(p2c[1], 'g');
+    test_cond("requester-wins: the owner aborts", tu_hear(c2p[0]) == 'a');
     reap(pid);
     test_cond("xSetPolicy refuses an unknown policy",
               xSetPolicy(17, 0) == XAC_EINVAL);
@@ -281,7 +257,7 @@ int main(void)
     /* SIGKILL inside a transaction. */
     E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
     pid = spawn(die_child);
-    test_cond("child writes page 5", hear(c2p[0]) == 'w');
+    test_cond("child writes page 5", tu_hear(c2p[0]) == 'w');
     kill(pid, SIGKILL);
     st = reap(pid);
     test_cond("child killed", WIFSIGNALED(st));
@@ -319,7 +295,7 @@ int main(void)
     /* Coarse grants over pages whose snapshot versions are pool frames
      * (past vm.max_map_count with an old snapshot running elsewhere). */
     pid = spawn(old_query_child);
-    test_cond("an old query runs", hear(c2p[0]) == 'r');
+    test_cond("an old query runs", tu_hear(c2p[0]) == 'r');
     E(xbegin());
     *pg(4, READ_WRITE) = 44;
     *pg(2, READ_WRITE) = 22;
@@ -336,15 +312,15 @@ int main(void)
                       xac_env.xe_escalations > esc);
         xos_reset();
     }
-    tell(p2c[1], 'g');
-    test_cond("the old query still saw its snapshot", hear(c2p[0]) == 'y');
+    tu_tell(p2c[1], 'g');
+    test_cond("the old query still saw its snapshot", tu_hear(c2p[0]) == 'y');
     reap(pid);
 
     /* A full version pool: with an old snapshot pinned, every commit's
      * versions must be kept; when the pool (2 x 8 pages + 4096 frames)
      * runs out, xend returns XAC_EFULL and publishes nothing. */
     pid = spawn(pin_child);
-    test_cond("a query pins an old snapshot", hear(c2p[0]) == 'r');
+    test_cond("a query pins an old snapshot", tu_hear(c2p[0]) == 'r');
     {
         int k, rc = COMMITTED, j, before;
         for (k = 1; k <= 2000 && rc == COMMITTED; k++) {
@@ -359,8 +335,8 @@ int main(void)
         test_cond("the refused commit published nothing",
                   before == 1000 + k - 2 && *pg(7, READ) == 1000 + k - 2);
         test_cond("(query)", xendQuery() == COMMITTED);
-        tell(p2c[1], 'g');
-        test_cond("the pinning query commits", hear(c2p[0]) == 'y');
+        tu_tell(p2c[1], 'g');
+        test_cond("the pinning query commits", tu_hear(c2p[0]) == 'y');
         reap(pid);
         E(xbegin());
         *pg(0, READ_WRITE) = 3; /* what the checks below expect */
@@ -374,7 +350,7 @@ int main(void)
 
     /* Another length in another process. */
     pid = spawn(len_child);
-    c = hear(c2p[0]);
+    c = tu_hear(c2p[0]);
     test_cond("a second xMmap with another length gets EBUSY", c == 'y');
     reap(pid);
 

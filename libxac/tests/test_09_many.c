@@ -25,16 +25,11 @@ static pid_t *pids; /* static: the children exit holding it, not leaking it */
 
 static int vg; /* under valgrind: declare pages (see test_07_mvcc.c) */
 
-static size_t ipp(void)
-{
-    return PAGESIZE / sizeof(int);
-}
-
 /* The first int of page pg, declared first under valgrind, which (3.19)
  * sometimes resumes a faulting access with a wrong register. */
 static int *at(int *x, size_t pg, int mode)
 {
-    int *p = x + pg * ipp();
+    int *p = x + pg * tu_ipp();
     if (vg)
         setPageAccess(p, mode);
     return p;

@@ -3,7 +3,6 @@
  * faults; an abort revokes what it wrote; another process's commit, or a
  * process attaching in the middle of a transaction, revokes kept pages or
  * fails the transaction that may have read them. */
-#include <poll.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,17 +16,12 @@ static int p2c[2], c2p[2];
 static int *x;
 static int vg;
 
-static size_t ipp(void)
-{
-    return PAGESIZE / sizeof(int);
-}
-
 /* valgrind resumes some faulting loads with a wrong register (see
  * test_07): there, declare the access first.  Kept pages need no fault
  * either way. */
 static int *pg(int n, int mode)
 {
-    int *p = x + (size_t)n * ipp();
+    int *p = x + (size_t)n * tu_ipp();
     if (vg)
         setPageAccess(p, mode);
     return p;
@@ -58,22 +52,6 @@ static unsigned long long kept(void)
     return st.kept_pages;
 }
 
-static void tell(int fd, char c)
-{
-    if (write(fd, &c, 1) != 1)
-        abort();
-}
-
-static char hear(int fd)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    char c;
-
-    if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1)
-        return '?';
-    return c;
-}
-
 /* Child: on 'g', attach, commit page n = v, detach, say 'd'. */
 static pid_t spawn_writer(int n, int v)
 {
@@ -83,7 +61,7 @@ static pid_t spawn_writer(int n, int v)
     pid = fork();
     if (pid == 0) {
         int *y, ok;
-        if (hear(p2c[0]) != 'g')
+        if (tu_hear(p2c[0]) != 'g')
             _exit(30);
         if (xInit("ctl", NONDURABLE) != 0)
             _exit(20);
@@ -96,7 +74,7 @@ static pid_t spawn_writer(int n, int v)
         ok = xend() == COMMITTED;
         xMunmap("k.db");
         xShutdown();
-        tell(c2p[1], ok ? 'd' : 'n');
+        tu_tell(c2p[1], ok ? 'd' : 'n');
         _exit(0);
     }
     return pid;
@@ -161,8 +139,8 @@ int main(void)
 
     /* Another process commits between two transactions. */
     pid = spawn_writer(1, 7);
-    tell(p2c[1], 'g');
-    test_cond("another process commits page 1", hear(c2p[0]) == 'd');
+    tu_tell(p2c[1], 'g');
+    test_cond("another process commits page 1", tu_hear(c2p[0]) == 'd');
     test_cond("it exits cleanly", reap(pid));
     E(xbegin());
     b = rd(1);
@@ -180,9 +158,9 @@ int main(void)
     E(xbegin());
     a = rd(0);
     test_cond("a kept page read without a fault", faults() == f && a == 2);
-    tell(p2c[1], 'g');
+    tu_tell(p2c[1], 'g');
     test_cond("another process commits page 0 meanwhile",
-              hear(c2p[0]) == 'd');
+              tu_hear(c2p[0]) == 'd');
     test_cond("it exits cleanly again", reap(pid));
     *pg(2, READ_WRITE) = 5;
     test_cond("the transaction that read the old page 0 fails",

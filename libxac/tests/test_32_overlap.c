@@ -9,7 +9,6 @@
  * snapshot extension: the child's transaction, older than a commit of
  * page 2, reads page 2 for the first time, and goes on with the newer
  * version instead of failing. */
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -26,35 +25,14 @@ static int *x;
 static int (*real_fdatasync)(int);
 static int hold_syncs; /* hold the next sync until the child says so */
 
-static size_t ipp(void)
-{
-    return PAGESIZE / sizeof(int);
-}
-
-static void tell(int fd, char c)
-{
-    if (write(fd, &c, 1) != 1)
-        abort();
-}
-
-static char hear(int fd)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    char c;
-
-    if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1)
-        return '?';
-    return c;
-}
-
 /* The parent's fdatasync: when asked, tell the child the commit is
  * published and waiting, and wait until the child is done. */
 static int held_sync(int fd)
 {
     if (hold_syncs) {
         hold_syncs = 0;
-        tell(p2c[1], 's');
-        if (hear(c2p[0]) != 'w')
+        tu_tell(p2c[1], 's');
+        if (tu_hear(c2p[0]) != 'w')
             abort();
     }
     return real_fdatasync(fd);
@@ -62,7 +40,7 @@ static int held_sync(int fd)
 
 static int *at(int n)
 {
-    return x + (size_t)n * ipp();
+    return x + (size_t)n * tu_ipp();
 }
 
 static void child(void)
@@ -75,23 +53,23 @@ static void child(void)
     x = xMmap("o.db", NPG * PAGESIZE);
     if (x == MAP_FAILED)
         _exit(21);
-    tell(c2p[1], 'a'); /* attached */
-    if (hear(p2c[0]) != 's')
+    tu_tell(c2p[1], 'a'); /* attached */
+    if (tu_hear(p2c[0]) != 's')
         _exit(22);
     /* The parent's commit of page 0 is published, its sync held. */
     xbegin();
     v = *at(0);
     *at(0) = v + 1;
     ok = v == 1 && xValidate() == PENDING;
-    tell(c2p[1], 'w');
+    tu_tell(c2p[1], 'w');
     ok = ok && xend() == COMMITTED;
-    tell(c2p[1], ok ? 'y' : 'n');
+    tu_tell(c2p[1], ok ? 'y' : 'n');
 
     /* A snapshot older than the parent's next commit. */
     xbegin();
     v = *at(3);
-    tell(c2p[1], 'r');
-    if (hear(p2c[0]) != 'c')
+    tu_tell(c2p[1], 'r');
+    if (tu_hear(p2c[0]) != 'c')
         _exit(23);
     ok = v == 0 && *at(2) == 7; /* page 2, newer than the snapshot */
     *at(4) = *at(2) + 1;
@@ -100,14 +78,14 @@ static void child(void)
     /* A page read before a newer commit cannot move: that fails. */
     xbegin();
     v = *at(3);
-    tell(c2p[1], ok ? 'y' : 'n');
-    if (hear(p2c[0]) != 'c')
+    tu_tell(c2p[1], ok ? 'y' : 'n');
+    if (tu_hear(p2c[0]) != 'c')
         _exit(24);
     ok = v == 0 && *at(3) == 0;       /* the snapshot's value */
     *at(5) = 1;
     ok = ok && xValidate() == FAILED; /* page 3 changed after it */
     ok = ok && xend() == ABORTED;
-    tell(c2p[1], ok ? 'y' : 'n');
+    tu_tell(c2p[1], ok ? 'y' : 'n');
     xMunmap("o.db");
     xShutdown();
 }
@@ -134,7 +112,7 @@ int main(void)
         child();
         _exit(0);
     }
-    test_cond("the child attached", hear(c2p[0]) == 'a');
+    test_cond("the child attached", tu_hear(c2p[0]) == 'a');
 
     real_fdatasync = xos.fdatasync;
     xos.fdatasync = held_sync;
@@ -145,21 +123,21 @@ int main(void)
               xend() == COMMITTED);
     test_cond("the child wrote the page during the parent's sync and "
               "committed",
-              hear(c2p[0]) == 'y');
+              tu_hear(c2p[0]) == 'y');
 
-    test_cond("the child's next transaction began", hear(c2p[0]) == 'r');
+    test_cond("the child's next transaction began", tu_hear(c2p[0]) == 'r');
     E(xbegin());
     *at(2) = 7;
     test_cond("the parent commits page 2", xend() == COMMITTED);
-    tell(p2c[1], 'c');
+    tu_tell(p2c[1], 'c');
     test_cond("the child read page 2's newer version and committed",
-              hear(c2p[0]) == 'y');
+              tu_hear(c2p[0]) == 'y');
     E(xbegin());
     *at(3) = 9;
     test_cond("the parent commits page 3", xend() == COMMITTED);
-    tell(p2c[1], 'c');
+    tu_tell(p2c[1], 'c');
     test_cond("the child, which had read page 3, fails",
-              hear(c2p[0]) == 'y');
+              tu_hear(c2p[0]) == 'y');
     waitpid(pid, &st, 0);
     test_cond("the child exits cleanly", WIFEXITED(st) &&
                                              WEXITSTATUS(st) == 0);

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "xac.h"
 
 static char tu_dir[4096];
 static pid_t tu_owner;
@@ -104,4 +107,25 @@ int tu_valgrind(void)
     const char *p = getenv("LD_PRELOAD");
 
     return p != NULL && strstr(p, "vgpreload") != NULL;
+}
+
+size_t tu_ipp(void)
+{
+    return PAGESIZE / sizeof(int);
+}
+
+void tu_tell(int fd, char c)
+{
+    if (write(fd, &c, 1) != 1)
+        abort();
+}
+
+char tu_hear(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+
+    if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1)
+        return '?';
+    return c;
 }

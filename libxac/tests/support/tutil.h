@@ -30,4 +30,14 @@ int tu_crashed(int st);
 /* Running under valgrind? */
 int tu_valgrind(void);
 
+/* ints in one page (a test's stride from one page to the next). */
+size_t tu_ipp(void);
+
+/* Send byte c down pipe fd to the other process (abort if it cannot). */
+void tu_tell(int fd, char c);
+
+/* A byte from the other process, or '?' after 60 s (a child that died
+ * early must not hang the test). */
+char tu_hear(int fd);
+
 #endif
