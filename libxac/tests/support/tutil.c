@@ -12,8 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "xac.h"
-
 static char tu_dir[4096];
 static pid_t tu_owner;
 
@@ -107,11 +105,6 @@ int tu_valgrind(void)
     const char *p = getenv("LD_PRELOAD");
 
     return p != NULL && strstr(p, "vgpreload") != NULL;
-}
-
-size_t tu_ipp(void)
-{
-    return PAGESIZE / sizeof(int);
 }
 
 void tu_tell(int fd, char c)
