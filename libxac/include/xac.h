@@ -458,7 +458,9 @@ struct xac_stats {
     unsigned long long log_payload;    /**< changed bytes in the records */
     unsigned long long recoveries;     /**< recoveries run */
     unsigned long long faults;         /**< page faults that granted this
-                                        *   process access (SIGSEGVs) */
+                                        *   process access (SIGSEGVs, and
+                                        *   SIGBUSes of write-protected
+                                        *   pages) */
     unsigned long long kept_pages;     /**< pages kept readable now
                                         *   (xSetKeepPages) */
     unsigned long long extensions;     /**< times a transaction of this
@@ -468,6 +470,10 @@ struct xac_stats {
     int sync_method;                   /**< XAC_SYNC_* of this process */
     int keep_pages;                    /**< xSetKeepPages setting */
     unsigned long long working_mib;    /**< XAC_WORKING_MIB in effect */
+    int uffd;                          /**< 1: the mapped segment detects
+                                        *   writes to readable pages by
+                                        *   userfaultfd write protection
+                                        *   (XAC_UFFD); 0: by mprotect */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

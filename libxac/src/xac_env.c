@@ -23,7 +23,7 @@
 
 struct xac_env xac_env = {
     .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_logfd = -1,
-    .xe_memfd = -1, .xe_tsorted = 1};
+    .xe_memfd = -1, .xe_uffd = -1, .xe_tsorted = 1};
 
 /* A child of fork() inherited its parent's state: the slot, the writer
  * words and the transaction are the parent's.  Drop the child's copies
@@ -37,6 +37,9 @@ static void forget_parent(struct xac_env *e)
         xos.munmap(e->xe_back, e->xe_len);
     if (e->xe_memfd >= 0)
         xos.close(e->xe_memfd);
+    if (e->xe_uffd >= 0)
+        xos.close(e->xe_uffd); /* our copy of the parent's descriptor */
+    e->xe_uffd = -1;
     if (e->xe_pstate != NULL)
         xos.munmap(e->xe_pstate, e->xe_npages);
     if (e->xe_touched != NULL)
@@ -65,20 +68,33 @@ static void forget_parent(struct xac_env *e)
     e->xe_tsorted = 1;
 }
 
-/* XAC_KEEP_PAGES (0 or 1, default 1) and XAC_WORKING_MIB (1 .. 1048576,
- * default XAC_WORKING_MIB_DEFAULT): anything else is XAC_EINVAL. */
+/* A 0-or-1 environment variable: *out gets it (def when unset or
+ * empty).  Anything else is XAC_EINVAL. */
+static int env_flag(const char *name, int def, int *out)
+{
+    const char *v = getenv(name);
+
+    *out = def;
+    if (v == NULL || *v == '\0')
+        return 0;
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        return XAC_EINVAL;
+    *out = *v == '1';
+    return 0;
+}
+
+/* XAC_KEEP_PAGES and XAC_UFFD (0 or 1, default 1) and XAC_WORKING_MIB
+ * (1 .. 1048576, default XAC_WORKING_MIB_DEFAULT): anything else is
+ * XAC_EINVAL. */
 static int env_memory(struct xac_env *e)
 {
-    const char *k = getenv("XAC_KEEP_PAGES"), *w = getenv("XAC_WORKING_MIB");
+    const char *w = getenv("XAC_WORKING_MIB");
     unsigned long long mib = XAC_WORKING_MIB_DEFAULT;
     char *end;
 
-    e->xe_keep = 1;
-    if (k != NULL && *k != '\0') {
-        if (strcmp(k, "0") != 0 && strcmp(k, "1") != 0)
-            return XAC_EINVAL;
-        e->xe_keep = *k == '1';
-    }
+    if (env_flag("XAC_KEEP_PAGES", 1, &e->xe_keep) != 0 ||
+        env_flag("XAC_UFFD", 1, &e->xe_uffd_want) != 0)
+        return XAC_EINVAL;
     if (w != NULL && *w != '\0') {
         errno = 0;
         mib = strtoull(w, &end, 10);
@@ -153,6 +169,7 @@ static int seg_unmap(struct xac_env *e)
     if (xos.fdatasync(e->xe_fd) != 0 && rc == 0)
         rc = errno;
     xos_expect_faults(e->xe_base, e->xe_len, 0);
+    xwp_close(e);
     AZ(xos.munmap(e->xe_base, e->xe_len));
     AZ(xos.munmap(e->xe_back, e->xe_len));
     xos.close(e->xe_memfd);
@@ -268,6 +285,7 @@ void *xMmap(const char *name, size_t length)
         xos.madvise(e->xe_base, length, MADV_DONTFORK) != 0)
         goto fail;
     xos_expect_faults(e->xe_base, length, 1);
+    xwp_open(e);
     e->xe_kept = e->xe_touched + e->xe_tcap;
     e->xe_nkept = 0;
     e->xe_ntouched = 0;

@@ -1,5 +1,6 @@
 /* xac_fault.c: the SIGSEGV handler that detects page accesses, and the
- * code that grants a transaction access to a page.
+ * code that grants a transaction access to a page.  The same handler
+ * takes the SIGBUS of a write to a write-protected page (xac_wp.c).
  *
  * The segment is the process's working memory (a memfd), mapped twice:
  * the segment the program sees, PROT_NONE outside the pages the current
@@ -50,7 +51,37 @@ static void mark(struct xac_env *e, uint32_t pg, int st)
         XASSERT(e->xe_ntouched < e->xe_tcap);
         e->xe_touched[e->xe_ntouched++] = pg;
     }
-    e->xe_pstate[pg] = (uint8_t)((cur & XP_LISTED) | st);
+    e->xe_pstate[pg] = (uint8_t)((cur & XP_STICKY) | st);
+}
+
+/* Lift the write protection of pg (xac_wp.c) if it may have one. */
+static int unprotect(struct xac_env *e, uint32_t pg)
+{
+    if (!(e->xe_pstate[pg] & XP_WP))
+        return 0;
+    if (xwp_protect(e, pg, 1, 0) != 0)
+        return errno;
+    e->xe_pstate[pg] &= (uint8_t)~XP_WP;
+    return 0;
+}
+
+/* A read grant while pages are kept under write protection: protect the
+ * page first (the kernel leaves a marker in an empty entry), then map it
+ * read-write, so that the first write raises SIGBUS and costs an ioctl,
+ * not an mprotect.  Always protects, whatever XP_WP says: a write that
+ * went unseen would be lost.  -1 if either step fails (the caller falls
+ * back to PROT_READ). */
+static int grant_read_wp(struct xac_env *e, uint32_t pg, int flags)
+{
+    char *addr = e->xe_base + ((size_t)pg << e->xe_pshift);
+
+    if (xwp_protect(e, pg, 1, 1) != 0)
+        return -1;
+    e->xe_pstate[pg] |= XP_WP;
+    if (xos.mprotect(addr, e->xe_psize, PROT_READ | PROT_WRITE) != 0)
+        return -1;
+    mark(e, pg, XP_READ | flags);
+    return 0;
 }
 
 /* Does the working memory hold the snapshot version of pg already?  Pages
@@ -127,7 +158,7 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
     return ENOMEM;
 }
 
-int xac_grant(uint32_t pg, int want)
+int xac_grant(uint32_t pg, int want, int by_wp)
 {
     struct xac_env *e = &xac_env;
     char *addr = e->xe_base + ((size_t)pg << e->xe_pshift);
@@ -156,6 +187,18 @@ int xac_grant(uint32_t pg, int want)
         mark(e, pg, want | flags);
         return 0;
     }
+    /* Mapped read-write and write-protected: one ioctl opens it. */
+    if (by_wp) {
+        if (xwp_protect(e, pg, 1, 0) != 0)
+            return errno;
+        mark(e, pg, want | flags);
+        e->xe_pstate[pg] &= (uint8_t)~XP_WP;
+        return 0;
+    }
+    if (want == XP_READ && e->xe_wp_now && grant_read_wp(e, pg, flags) == 0)
+        return 0;
+    if (want == XP_WRITE && (rc = unprotect(e, pg)) != 0)
+        return rc;
     if (xos.mprotect(addr, e->xe_psize, prot_of(want)) == 0) {
         mark(e, pg, want | flags);
         return 0;
@@ -205,7 +248,8 @@ static void say(const char *msg)
  * instruction does (with a core dump pointing at the real culprit). */
 static void chain(int sig, siginfo_t *si, void *uc)
 {
-    const struct sigaction *o = &xac_env.xe_oldsegv;
+    const struct sigaction *o =
+        sig == SIGBUS ? &xac_env.xe_oldbus : &xac_env.xe_oldsegv;
     struct sigaction dfl;
 
     if (o->sa_flags & SA_SIGINFO) {
@@ -230,21 +274,32 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     int saved = errno;
     char *a = si->si_addr;
     uint32_t pg;
-    int cur, want;
+    int cur, want, by_wp = sig == SIGBUS;
 
+    /* SIGBUS in the segment is a write to a write-protected page
+     * (xac_wp.c); the memory file is as long as the segment, so nothing
+     * else raises it there. */
     if (si->si_code > 0 && e->xe_depth > 0 && e->xe_base != NULL &&
-        a >= e->xe_base && a < e->xe_base + e->xe_len) {
+        a >= e->xe_base && a < e->xe_base + e->xe_len &&
+        (!by_wp || e->xe_uffd >= 0)) {
         pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
         cur = e->xe_pstate[pg] & XP_LEVEL;
         /* Readable pages (in the readset, or kept) fault only on writes. */
-        want = (cur == XP_READ || (e->xe_pstate[pg] & XP_KEPT) ||
+        want = (by_wp || cur == XP_READ || (e->xe_pstate[pg] & XP_KEPT) ||
                 fault_is_write(uc)) ? XP_WRITE : XP_READ;
+        if (cur == XP_WRITE && by_wp &&
+            xwp_protect(e, pg, 1, 0) == 0) {
+            /* A protection left from before the mapping opened. */
+            e->xe_pstate[pg] &= (uint8_t)~XP_WP;
+            errno = saved;
+            return;
+        }
         if (cur == XP_WRITE) {
             say("libxac: fault on a page the transaction may write\n");
         } else if (want == XP_WRITE && e->xe_qdepth != 0) {
             say("libxac: write to the segment in a read-only transaction "
                 "(xbeginQuery)\n");
-        } else if (xac_grant(pg, want) == 0) {
+        } else if (xac_grant(pg, want, by_wp) == 0) {
             e->xe_faults++;
             errno = saved;
             return;
@@ -266,10 +321,15 @@ int xac_fault_install(void)
     sigemptyset(&sa.sa_mask);
     if (xos.sigaction(SIGSEGV, &sa, &xac_env.xe_oldsegv) != 0)
         return errno;
+    if (xos.sigaction(SIGBUS, &sa, &xac_env.xe_oldbus) != 0) {
+        AZ(xos.sigaction(SIGSEGV, &xac_env.xe_oldsegv, NULL));
+        return errno;
+    }
     return 0;
 }
 
 void xac_fault_uninstall(void)
 {
     AZ(xos.sigaction(SIGSEGV, &xac_env.xe_oldsegv, NULL));
+    AZ(xos.sigaction(SIGBUS, &xac_env.xe_oldbus, NULL));
 }

@@ -4,6 +4,7 @@
  *   xac_env.c    xInit/xShutdown/xMmap/xMunmap        xe_ fields (env)
  *   xac_txn.c    xbegin/xend/commit/abort/advisory    xac_txn_*
  *   xac_fault.c  SIGSEGV handler, granting access     xac_fault_*, xac_grant
+ *   xac_wp.c     userfaultfd write protection         xwp_*
  *   xac_ctl.c    shared control file                  xctl_*, ch_/cs_ fields
  *   xac_mvcc.c   shared versions, commit, GC, policies  xmv_*, sh_/pe_/fr_
  *   xac_os.c     system-call table                    xos_*
@@ -26,11 +27,17 @@ enum xac_pstate {
     XP_WRITE = 2, /* in the writeset: PROT_READ|PROT_WRITE, our copy */
     XP_LEVEL = 3, /* mask of the two above */
     XP_KEPT = 4,  /* flag, level XP_NONE: kept from an earlier transaction
-                   * (xSetKeepPages): PROT_READ, holds the version current
+                   * (xSetKeepPages): PROT_READ (or read-write under
+                   * write protection, xac_wp.c), holds the version current
                    * at xe_kept_stamp, not in the current readset */
     XP_OWN = 8,   /* flag: we hold the page's writer word */
-    XP_LISTED = 16 /* flag: the page is in xe_kept */
+    XP_LISTED = 16, /* flag: the page is in xe_kept */
+    XP_WP = 32    /* flag: the page's table entry may carry a userfaultfd
+                   * write protection (xac_wp.c); survives every state */
 };
+
+/* Flags a page keeps when its transaction state is reset. */
+#define XP_STICKY (XP_LISTED | XP_WP)
 
 /* Conflict policies (xSetPolicy in xac.h). */
 
@@ -47,6 +54,7 @@ struct xac_env {
     unsigned xe_pshift;       /* log2(xe_psize) */
     struct xctl xe_ctl;       /* shared control file */
     struct sigaction xe_oldsegv; /* handler before xInit, for chaining */
+    struct sigaction xe_oldbus;  /* the same for SIGBUS */
 
     /* The segment (at most one). */
     char *xe_name;            /* file name as given to xMmap */
@@ -77,6 +85,10 @@ struct xac_env {
     uint64_t xe_kept_stamp;   /* kept pages hold the versions current at
                                * this commit stamp */
     int xe_keep;              /* xSetKeepPages */
+    int xe_uffd_want;         /* XAC_UFFD: may use userfaultfd (xac_wp.c) */
+    int xe_uffd;              /* userfaultfd covering the segment, or -1 */
+    int xe_wp_now;            /* this transaction's read grants map pages
+                               * read-write under write protection */
     uint64_t xe_committed_at; /* stamp the last commit published, 0 if it
                                * published nothing */
 
@@ -130,8 +142,18 @@ extern struct xac_env xac_env;
 int xac_fault_install(void);
 void xac_fault_uninstall(void);
 /* Give the transaction access mode want (XP_READ or XP_WRITE) to page pg.
- * Returns 0 or an errno value.  Async-signal-safe. */
-int xac_grant(uint32_t pg, int want);
+ * by_wp: the access was stopped by the page's write protection (SIGBUS),
+ * not by its mapping.  Returns 0 or an errno value.  Async-signal-safe. */
+int xac_grant(uint32_t pg, int want, int by_wp);
+
+/* xac_wp.c */
+/* Register the segment for write protection if XAC_UFFD allows and the
+ * kernel can; else leave xe_uffd at -1.  Never fails. */
+void xwp_open(struct xac_env *e);
+void xwp_close(struct xac_env *e);
+/* Write-protect (on) or unprotect n pages from pg.  0 or -1 (errno set).
+ * Async-signal-safe. */
+int xwp_protect(struct xac_env *e, uint32_t pg, size_t n, int on);
 
 /* xac_txn.c */
 /* End the transaction: write back (commit != 0) or drop the private pages,

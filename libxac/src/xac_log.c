@@ -1132,5 +1132,6 @@ int xStats(struct xac_stats *st)
     st->keep_pages = e->xe_keep;
     st->working_mib = ((unsigned long long)e->xe_trim_pages << e->xe_pshift) >>
                       20;
+    st->uffd = e->xe_uffd >= 0;
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
@@ -42,6 +43,30 @@ static long os_futex(uint32_t *word, int op, uint32_t val,
     return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
+/* valgrind does not know userfaultfd (it warns and fails the call): do
+ * not ask there. */
+static int os_userfaultfd(int flags)
+{
+#ifdef XOS_HAVE_MEMCHECK
+    if (RUNNING_ON_VALGRIND) {
+        errno = ENOSYS;
+        return -1;
+    }
+#endif
+#ifdef SYS_userfaultfd
+    return (int)syscall(SYS_userfaultfd, flags);
+#else
+    (void)flags;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+static int os_ioctl(int fd, unsigned long req, void *arg)
+{
+    return ioctl(fd, req, arg);
+}
+
 static const struct xos_table xos_default = {
     .open = os_open,
     .close = close,
@@ -68,6 +93,8 @@ static const struct xos_table xos_default = {
     .sched_yield = sched_yield,
     .clock_gettime = clock_gettime,
     .futex = os_futex,
+    .userfaultfd = os_userfaultfd,
+    .ioctl = os_ioctl,
 };
 
 struct xos_table xos = xos_default;

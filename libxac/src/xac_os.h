@@ -47,6 +47,10 @@ struct xos_table {
      * FUTEX_WAKE, never the _PRIVATE forms): group commit sleeps on it. */
     long (*futex)(uint32_t *word, int op, uint32_t val,
                   const struct timespec *timeout);
+    /* userfaultfd(2) and ioctl(2): write protection of readable pages
+     * (xac_wp.c). */
+    int (*userfaultfd)(int flags);
+    int (*ioctl)(int fd, unsigned long req, void *arg);
 };
 
 extern struct xos_table xos;

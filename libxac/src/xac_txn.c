@@ -58,15 +58,19 @@ static int next_run(const struct xac_env *e, const uint32_t *t, size_t n,
     return 1;
 }
 
+/* Not a PROT_ value: write-protect through userfaultfd (xac_wp.c). */
+#define PROT_WP (-1)
+
 /* Set protection prot on the pages of list t (sorted, n > 0) for which
- * pick(state) holds: one mprotect per run, or one over the whole span
- * when there are many runs and prot is PROT_NONE (which only merges
- * mappings).  Returns 0 or -1 (errno set). */
+ * pick(state) holds: one mprotect (or write protection) per run, or one
+ * over the whole span when there are many runs and prot is PROT_NONE
+ * (which only merges mappings).  Returns 0 or -1 (errno set). */
 static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
                         int (*pick)(uint8_t), int prot)
 {
     size_t i, j, runs = 0;
     unsigned sh = e->xe_pshift;
+    int rc;
 
     for (i = 0; next_run(e, t, n, pick, &i, &j); i = j)
         runs++;
@@ -75,10 +79,14 @@ static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
     if (runs > RUNS_MAX && prot == PROT_NONE)
         return xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
                             (size_t)(t[n - 1] - t[0] + 1) << sh, PROT_NONE);
-    for (i = 0; next_run(e, t, n, pick, &i, &j); i = j)
-        if (xos.mprotect(e->xe_base + ((size_t)t[i] << sh), (j - i) << sh,
-                         prot) != 0)
+    for (i = 0; next_run(e, t, n, pick, &i, &j); i = j) {
+        rc = prot == PROT_WP
+                 ? xwp_protect(e, t[i], j - i, 1)
+                 : xos.mprotect(e->xe_base + ((size_t)t[i] << sh),
+                                (j - i) << sh, prot);
+        if (rc != 0)
             return -1;
+    }
     return 0;
 }
 
@@ -143,7 +151,7 @@ static void release_pages(struct xac_env *e)
     }
     xmv_end(e);
     for (i = 0; i < e->xe_ntouched; i++)
-        e->xe_pstate[e->xe_touched[i]] &= XP_LISTED;
+        e->xe_pstate[e->xe_touched[i]] &= XP_STICKY;
     e->xe_ntouched = 0;
     e->xe_tsorted = 1;
     drop_kept(e);
@@ -152,14 +160,19 @@ static void release_pages(struct xac_env *e)
 /* Keep the touched pages readable for the next transaction
  * (xSetKeepPages): written pages become read-only again if their
  * versions were published (ok), or are revoked (their contents are not
- * a committed version). */
+ * a committed version).  Read-only means write-protected (xac_wp.c)
+ * where the segment has a userfaultfd, which leaves the mapping alone. */
 static void keep_pages(struct xac_env *e, int ok)
 {
     uint32_t pg;
     size_t i;
+    int wp = ok && e->xe_uffd >= 0;
 
-    if (protect_runs(e, e->xe_touched, e->xe_ntouched, written_page,
-                     ok ? PROT_READ : PROT_NONE) != 0) {
+    if (wp && protect_runs(e, e->xe_touched, e->xe_ntouched, written_page,
+                           PROT_WP) != 0)
+        wp = 0; /* fall back to mprotect, below */
+    if (!wp && protect_runs(e, e->xe_touched, e->xe_ntouched, written_page,
+                            ok ? PROT_READ : PROT_NONE) != 0) {
         release_pages(e);
         return;
     }
@@ -167,12 +180,15 @@ static void keep_pages(struct xac_env *e, int ok)
     for (i = 0; i < e->xe_ntouched; i++) {
         pg = e->xe_touched[i];
         if (!ok && written_page(e->xe_pstate[pg])) {
-            e->xe_pstate[pg] &= XP_LISTED;
+            e->xe_pstate[pg] &= XP_STICKY;
             continue;
         }
+        if (wp && written_page(e->xe_pstate[pg]))
+            e->xe_pstate[pg] |= XP_WP;
         if (!(e->xe_pstate[pg] & XP_LISTED))
             e->xe_kept[e->xe_nkept++] = pg;
-        e->xe_pstate[pg] = XP_KEPT | XP_LISTED;
+        e->xe_pstate[pg] = (uint8_t)(XP_KEPT | XP_LISTED |
+                                     (e->xe_pstate[pg] & XP_WP));
     }
     e->xe_ntouched = 0;
     e->xe_tsorted = 1;
@@ -226,6 +242,7 @@ static int txn_start(int query)
     e->xe_conflict = 0;
     e->xe_update = !query;
     xmv_begin(e);
+    e->xe_wp_now = e->xe_uffd >= 0 && e->xe_keep && xmv_alone(e);
     /* Kept pages are valid only if nobody else committed since they were
      * (and stay so only while nobody else is attached). */
     if (e->xe_nkept > 0 &&
@@ -351,7 +368,7 @@ int setPageAccess(void *addr, int mode)
     pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
     if ((e->xe_pstate[pg] & XP_LEVEL) >= want)
         return 0;
-    return xac_grant(pg, want);
+    return xac_grant(pg, want, 0);
 }
 
 int xSetKeepPages(int on)

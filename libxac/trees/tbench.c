@@ -36,9 +36,11 @@ struct tb_shared {
      * after its last operation; durable insert only. */
     unsigned long long log_bytes0[TB_MAX_PROCS], log_bytes1[TB_MAX_PROCS];
     unsigned long long log_syncs0[TB_MAX_PROCS], log_syncs1[TB_MAX_PROCS];
-    /* LIBXAC's page keeping and working memory (xStats), as process 1
-     * saw them: recorded with each result like a baseline's cache size. */
+    /* LIBXAC's page keeping, write protection and working memory
+     * (xStats), as process 1 saw them: recorded with each result like a
+     * baseline's cache size. */
     int keep_pages;
+    int uffd;
     unsigned long long working_mib;
     double latency_us[];       /* one per key */
 };
@@ -97,6 +99,7 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
     run->sh->log_syncs0[p] = st.log_syncs;
     if (p == 0) {
         run->sh->keep_pages = st.keep_pages;
+        run->sh->uffd = st.uffd;
         run->sh->working_mib = st.working_mib;
     }
     if (write(ready_fd, &c, 1) != 1 || c != 'r')
@@ -286,6 +289,8 @@ static void tb_params(const struct tb_run *run, xb_result *r)
                  run->version == TS_XAC ? "transactional" : "serial");
     if (run->version == TS_XAC) {
         xb_param_bool(r, "keep_pages", run->sh->keep_pages);
+        xb_param_str(r, "write_protect",
+                     run->sh->uffd ? "uffd" : "mprotect");
         xb_param_int(r, "working_mib", (long long)run->sh->working_mib);
     }
 }

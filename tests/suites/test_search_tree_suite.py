@@ -47,6 +47,8 @@ def bench(tmp_path: Path, *params: str) -> tuple[list[dict[str, Any]], str]:
                 # LIBXAC's memory regime, recorded like a baseline's cache size.
                 assert result["params"]["keep_pages"] is True, result
                 assert result["params"]["working_mib"] == 256, result
+                # userfaultfd where the kernel has it, else mprotect.
+                assert result["params"]["write_protect"] in ("uffd", "mprotect"), result
         else:
             assert "tree" not in result["params"] and "advisory" not in result["params"]
     return results, run.stderr

@@ -96,7 +96,8 @@ int tu_in_child(void (*fn)(void *), void *arg)
 
 int tu_crashed(int st)
 {
-    return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) ||
+    return (WIFSIGNALED(st) &&
+            (WTERMSIG(st) == SIGSEGV || WTERMSIG(st) == SIGBUS)) ||
            (WIFEXITED(st) && WEXITSTATUS(st) != 0);
 }
 

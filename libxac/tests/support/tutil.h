@@ -25,8 +25,8 @@ off_t tu_size(const char *path);
  * status of the child. */
 int tu_in_child(void (*fn)(void *), void *arg);
 
-/* Did a child with wait status st die of a crash (SIGSEGV, or a sanitizer
- * report, which exits non-zero)? */
+/* Did a child with wait status st die of a crash (SIGSEGV, SIGBUS for a
+ * write-protected page, or a sanitizer report, which exits non-zero)? */
 int tu_crashed(int st);
 
 /* Running under valgrind? */

@@ -52,6 +52,7 @@ SUT_SPECIFIC_KEYS = frozenset(
         "cache_mib",
         "map_mib",
         "keep_pages",
+        "write_protect",
         "working_mib",
         "tree",
         "block_bytes",

@@ -1,0 +1,209 @@
+/* test_13_wp: kept pages under userfaultfd write protection (xac_wp.c).
+ * Every write to a kept page must reach the commit, whichever mechanism
+ * stops it (XAC_UFFD=1: SIGBUS and an ioctl; XAC_UFFD=0: SIGSEGV and
+ * mprotect), including after the protection was left on a page that was
+ * revoked, and when the ioctl fails.  The same checks run under both. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/testhelp.h"
+#include "support/tutil.h"
+#include "xac_os.h"
+
+#define NPG 16
+
+static int *x;
+static int vg;
+
+static int *pg(int n, int mode)
+{
+    int *p = x + (size_t)n * tu_ipp();
+    if (vg)
+        setPageAccess(p, mode);
+    return p;
+}
+
+static int rd(int n)
+{
+    return *(volatile int *)pg(n, READ);
+}
+
+static struct xac_stats stats(void)
+{
+    struct xac_stats st;
+    E(xStats(&st));
+    return st;
+}
+
+/* Can this kernel write-protect shared memory through userfaultfd?  Asked
+ * here on our own, not through the library. */
+static int kernel_can(void)
+{
+    struct uffdio_api api;
+    int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | 1 /* user mode */);
+    int ok;
+
+    if (fd < 0)
+        fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    memset(&api, 0, sizeof api);
+    api.api = UFFD_API;
+    api.features = UFFD_FEATURE_SIGBUS | UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+    ok = ioctl(fd, UFFDIO_API, &api) == 0;
+    close(fd);
+    return ok;
+}
+
+/* UFFDIO_WRITEPROTECT fails while this is set. */
+static int wp_fails;
+
+static int failing_ioctl(int fd, unsigned long req, void *arg)
+{
+    if (wp_fails && req == UFFDIO_WRITEPROTECT) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return ioctl(fd, req, arg);
+}
+
+/* Commit v into page n, and check that it reached the file. */
+static int commit_page(const char *file, int n, int v)
+{
+    E(xbegin());
+    *pg(n, READ_WRITE) = v;
+    return xend() == COMMITTED &&
+           tu_int_at(file, (off_t)n * PAGESIZE) == v;
+}
+
+/* In a child of its own (alone, so its pages are kept): commit page 0,
+ * then write it outside any transaction. */
+static void write_outside(void *arg)
+{
+    int *y;
+
+    setenv("XAC_UFFD", *(const int *)arg ? "1" : "0", 1);
+    if (xInit("ctl_out", NONDURABLE) != 0)
+        _exit(3);
+    y = xMmap("out.db", NPG * PAGESIZE);
+    if (y == MAP_FAILED)
+        _exit(4);
+    x = y;
+    xbegin();
+    *pg(0, READ_WRITE) = 1;
+    if (xend() != COMMITTED)
+        _exit(5);
+    *y = 77; /* kept, so readable; not writable outside a transaction */
+}
+
+/* Did the write crash the child (not its set-up, which exits 3 to 5)? */
+static int killed_by_fault(int st)
+{
+    return tu_crashed(st) &&
+           !(WIFEXITED(st) && WEXITSTATUS(st) >= 3 && WEXITSTATUS(st) <= 5);
+}
+
+static void run(int uffd, int expect_wp)
+{
+    char name[32];
+    unsigned long long f;
+    int i, ok, st;
+
+    snprintf(name, sizeof name, "wp%d.db", uffd);
+    setenv("XAC_UFFD", uffd ? "1" : "0", 1);
+    E(xInit("ctl", NONDURABLE));
+    unsetenv("XAC_UFFD");
+    x = xMmap(name, NPG * PAGESIZE);
+    test_cond("map", x != MAP_FAILED);
+    test_cond(expect_wp ? "writes are stopped by write protection"
+                        : "writes are stopped by mprotect",
+              stats().uffd == expect_wp);
+
+    /* Pages kept after a write, written again and again. */
+    ok = 1;
+    for (i = 0; i < 60; i++)
+        ok = ok && commit_page(name, i % 3, i + 1);
+    test_cond("60 commits to 3 kept pages all reach the file", ok);
+    f = stats().faults;
+    test_cond("... each write after the first a fault",
+              commit_page(name, 0, 100) &&
+                  stats().faults == f + (vg ? 0 : 1));
+    E(xbegin());
+    test_cond("the next transaction reads it without a fault",
+              rd(0) == 100 && xend() == COMMITTED &&
+                  stats().faults == f + (vg ? 0 : 1));
+
+    /* Read first, write later in the same transaction. */
+    E(xbegin());
+    ok = rd(5) == 0;
+    *pg(5, READ_WRITE) = 55;
+    test_cond("a page read, then written, commits",
+              xend() == COMMITTED && ok &&
+                  tu_int_at(name, 5 * PAGESIZE) == 55);
+
+    /* An abort: the write is gone, and the page takes writes again. */
+    E(xbegin());
+    *pg(0, READ_WRITE) = 666;
+    E(xFail());
+    test_cond("a failed transaction aborts", xend() == ABORTED);
+    E(xbegin());
+    test_cond("its write to a kept page is gone",
+              rd(0) == 100 && xend() == COMMITTED);
+    test_cond("... and the page commits again", commit_page(name, 0, 101));
+
+    /* Revoked with its protection on, then written without a read. */
+    E(xSetKeepPages(0) == 1 ? 0 : -1);
+    test_cond("a write to a revoked page commits",
+              commit_page(name, 1, 202));
+    E(xSetKeepPages(1) == 0 ? 0 : -1);
+    test_cond("... and so does the next, kept again",
+              commit_page(name, 1, 203) && commit_page(name, 1, 204));
+
+    /* The protection ioctl fails: mprotect takes over. */
+    xos.ioctl = failing_ioctl;
+    wp_fails = 1;
+    ok = 1;
+    for (i = 0; i < 12; i++)
+        ok = ok && commit_page(name, 6 + i % 4, 300 + i);
+    test_cond("while write protection fails, commits still reach the file",
+              ok);
+    wp_fails = 0;
+    ok = 1;
+    for (i = 0; i < 12; i++)
+        ok = ok && commit_page(name, 6 + i % 4, 400 + i);
+    test_cond("... and after it works again", ok);
+    xos_reset();
+    E(xbegin());
+    ok = rd(6) == 408 && rd(7) == 409 && rd(8) == 410 && rd(9) == 411;
+    test_cond("the last values are read back", xend() == COMMITTED && ok);
+
+    /* Outside a transaction a kept page is not writable. */
+    st = tu_in_child(write_outside, &uffd);
+    test_cond("a write to a kept page outside a transaction crashes",
+              killed_by_fault(st));
+
+    E(xMunmap(name));
+    test_cond("page 0 in the file", tu_int_at(name, 0) == 101);
+    test_cond("page 1 in the file", tu_int_at(name, PAGESIZE) == 204);
+    E(xShutdown());
+}
+
+int main(void)
+{
+    int can;
+
+    vg = tu_valgrind();
+    tu_tmpdir();
+    can = kernel_can() && !vg;
+    printf("# userfaultfd write protection %s here\n",
+           can ? "is available" : "is not available");
+    run(1, can);
+    run(0, 0);
+    return test_report();
+}
