@@ -216,9 +216,11 @@ enum {
  * @param flags NONDURABLE or DURABLE.
  * @return 0; XAC_EINIT if already initialized; XAC_EINVAL if path is NULL
  *     or flags is neither NONDURABLE nor DURABLE, or XAC_KEEP_PAGES (0 or
- *     1) or XAC_WORKING_MIB (1 .. 1048576: MiB of page copies a process
- *     holds before it empties its working memory, default 256) is
- *     malformed, or XAC_SYNC or XAC_LOG_LIMIT is (DURABLE); an errno value
+ *     1), XAC_UFFD (0 or 1: may kept pages be write-protected through
+ *     userfaultfd, default 1) or XAC_WORKING_MIB (1 .. 1048576: MiB of
+ *     page copies a process holds before it empties its working memory,
+ *     default 256) is malformed, or XAC_SYNC or XAC_LOG_LIMIT is
+ *     (DURABLE); an errno value
  *     if recovery
  *     (DURABLE, see xRecover()) failed;
  *     XAC_EBADCTL if an existing control file is not one this version
@@ -387,7 +389,10 @@ int xSetPolicy(int policy, unsigned backoff_us);
  * attaches or commits, the kept pages are revoked at the next xbegin()
  * and every page faults again, as the thesis describes.  Off, every
  * transaction pays the thesis's per-page cost (page_touch measures it
- * that way).
+ * that way).  Where the kernel can (Linux 5.19 or later) and XAC_UFFD is
+ * not 0, kept pages are write-protected through userfaultfd rather than
+ * mprotect, and a write to one raises SIGBUS instead of SIGSEGV; outside
+ * a transaction that signal kills the process as SIGSEGV would.
  *
  * @param on 1 to keep pages, 0 to revoke them at every transaction's end.
  * @return the previous setting; XAC_ENOTINIT; XAC_EINTXN inside a
