@@ -65,6 +65,23 @@ def test_two_runs_with_a_real_and_no_difference(client: TestClient) -> None:
     assert page.status_code == 200 and "no significant difference" in page.text
 
 
+def test_runs_pair_across_write_protection_mechanisms(client: TestClient) -> None:
+    """write_protect says what the kernel allowed, not what was asked: results that
+    differ only there still pair, so machines with and without userfaultfd compare."""
+    machine_id, headers = register(client)
+    runs = []
+    for mechanism, scale in (("mprotect", 10.0), ("uffd", 5.0)):
+        runs.append(_run(client, machine_id))
+        record = result_record(
+            params={"n": 1, "write_protect": mechanism},
+            samples=[scale * (1 + i / 1000) for i in range(12)],
+        )
+        _finish_run(client, headers, [record])
+    out = client.get("/api/v1/compare", params={"kind": "runs", "a": runs[0], "b": runs[1]}).json()
+    assert len(out["pairs"]) == 1 and out["only_a"] == 0 and out["only_b"] == 0, out
+    assert out["pairs"][0]["ratio"] == pytest.approx(0.5)
+
+
 def test_factor_and_sut_comparisons_inside_one_run(client: TestClient) -> None:
     machine_id, headers = register(client)
     run_id = _run(client, machine_id, write_cache=["on", "off"])

@@ -61,6 +61,11 @@ SUT_SPECIFIC_KEYS = frozenset(
         "mode",
     }
 )
+# Params that record what the machine could do rather than what was asked
+# (LIBXAC's write protection: userfaultfd where the kernel has it, else
+# mprotect).  No comparison matches on them: two machines whose kernels
+# differ are what a machines comparison is for.
+OBSERVED_KEYS = frozenset({"write_protect"})
 CACHE_SIZE = 4096
 Statistic = Literal["median", "mean"]
 
@@ -276,12 +281,13 @@ def compare_factor(
 
 def _full_key(row: Row) -> tuple[str, ...]:
     r = row.result
-    return (r.suite, r.benchmark, r.sut, r.metric, r.unit, _canonical(row.params))
+    kept = {k: v for k, v in row.params.items() if k not in OBSERVED_KEYS}
+    return (r.suite, r.benchmark, r.sut, r.metric, r.unit, _canonical(kept))
 
 
 def _sut_key(row: Row) -> tuple[str, ...]:
     r = row.result
-    kept = {k: v for k, v in row.params.items() if k not in SUT_SPECIFIC_KEYS}
+    kept = {k: v for k, v in row.params.items() if k not in SUT_SPECIFIC_KEYS | OBSERVED_KEYS}
     return (r.suite, r.benchmark, r.metric, r.unit, _canonical(kept))
 
 
