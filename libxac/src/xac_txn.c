@@ -383,5 +383,7 @@ int xSetKeepPages(int on)
     e->xe_keep = on != 0;
     if (!e->xe_keep && e->xe_base != NULL)
         drop_kept(e);
+    if (e->xe_keep && e->xe_base != NULL && e->xe_uffd < 0)
+        xwp_open(e); /* mapped while keeping was off */
     return was;
 }

@@ -119,9 +119,13 @@ static void run(int uffd, int expect_wp)
     setenv("XAC_UFFD", uffd ? "1" : "0", 1);
     E(xInit("ctl", NONDURABLE));
     unsetenv("XAC_UFFD");
+    /* Mapped with keeping off (as page_touch does): plain mprotect. */
+    E(xSetKeepPages(0) == 1 ? 0 : -1);
     x = xMmap(name, NPG * PAGESIZE);
     test_cond("map", x != MAP_FAILED);
-    test_cond(expect_wp ? "writes are stopped by write protection"
+    test_cond("with pages not kept, no write protection", stats().uffd == 0);
+    E(xSetKeepPages(1) == 0 ? 0 : -1);
+    test_cond(expect_wp ? "keeping them turns write protection on"
                         : "writes are stopped by mprotect",
               stats().uffd == expect_wp);
 
