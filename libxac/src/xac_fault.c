@@ -54,11 +54,9 @@ static void mark(struct xac_env *e, uint32_t pg, int st)
     e->xe_pstate[pg] = (uint8_t)((cur & XP_STICKY) | st);
 }
 
-/* Lift the write protection of pg (xac_wp.c) if it may have one. */
-static int unprotect(struct xac_env *e, uint32_t pg)
+/* Lift the write protection of pg (xac_wp.c).  0 or an errno value. */
+static int lift(struct xac_env *e, uint32_t pg)
 {
-    if (!(e->xe_pstate[pg] & XP_WP))
-        return 0;
     if (xwp_protect(e, pg, 1, 0) != 0)
         return errno;
     e->xe_pstate[pg] &= (uint8_t)~XP_WP;
@@ -189,15 +187,15 @@ int xac_grant(uint32_t pg, int want, int by_wp)
     }
     /* Mapped read-write and write-protected: one ioctl opens it. */
     if (by_wp) {
-        if (xwp_protect(e, pg, 1, 0) != 0)
-            return errno;
+        if ((rc = lift(e, pg)) != 0)
+            return rc;
         mark(e, pg, want | flags);
-        e->xe_pstate[pg] &= (uint8_t)~XP_WP;
         return 0;
     }
     if (want == XP_READ && e->xe_wp_now && grant_read_wp(e, pg, flags) == 0)
         return 0;
-    if (want == XP_WRITE && (rc = unprotect(e, pg)) != 0)
+    /* Through mprotect, a protection the entry may carry must go too. */
+    if (want == XP_WRITE && (cur & XP_WP) && (rc = lift(e, pg)) != 0)
         return rc;
     if (xos.mprotect(addr, e->xe_psize, prot_of(want)) == 0) {
         mark(e, pg, want | flags);
@@ -287,10 +285,8 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         /* Readable pages (in the readset, or kept) fault only on writes. */
         want = (by_wp || cur == XP_READ || (e->xe_pstate[pg] & XP_KEPT) ||
                 fault_is_write(uc)) ? XP_WRITE : XP_READ;
-        if (cur == XP_WRITE && by_wp &&
-            xwp_protect(e, pg, 1, 0) == 0) {
+        if (cur == XP_WRITE && by_wp && lift(e, pg) == 0) {
             /* A protection left from before the mapping opened. */
-            e->xe_pstate[pg] &= (uint8_t)~XP_WP;
             errno = saved;
             return;
         }

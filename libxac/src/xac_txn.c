@@ -223,6 +223,7 @@ int xac_txn_finish(int commit)
 static int txn_start(int query)
 {
     struct xac_env *e = &xac_env;
+    int alone;
 
     if (!e->xe_inited)
         return XAC_ENOTINIT;
@@ -242,11 +243,12 @@ static int txn_start(int query)
     e->xe_conflict = 0;
     e->xe_update = !query;
     xmv_begin(e);
-    e->xe_wp_now = e->xe_uffd >= 0 && e->xe_keep && xmv_alone(e);
+    /* One look at the other slots serves both uses below. */
+    alone = (e->xe_nkept > 0 || e->xe_uffd >= 0) && xmv_alone(e);
+    e->xe_wp_now = e->xe_uffd >= 0 && e->xe_keep && alone;
     /* Kept pages are valid only if nobody else committed since they were
      * (and stay so only while nobody else is attached). */
-    if (e->xe_nkept > 0 &&
-        (e->xe_snap != e->xe_kept_stamp || !xmv_alone(e)))
+    if (e->xe_nkept > 0 && (e->xe_snap != e->xe_kept_stamp || !alone))
         drop_kept(e);
     e->xe_qdepth = query ? 1 : 0;
     e->xe_depth = 1;

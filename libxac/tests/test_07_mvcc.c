@@ -22,10 +22,7 @@ static int vg;
 
 static int *pg(int n, int mode)
 {
-    int *p = x + (size_t)n * tu_ipp();
-    if (vg)
-        setPageAccess(p, mode);
-    return p;
+    return tu_page(x, n, mode, vg);
 }
 
 static pid_t spawn(void (*fn)(void))

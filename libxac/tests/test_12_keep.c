@@ -16,21 +16,16 @@ static int p2c[2], c2p[2];
 static int *x;
 static int vg;
 
-/* valgrind resumes some faulting loads with a wrong register (see
- * test_07): there, declare the access first.  Kept pages need no fault
- * either way. */
+/* Under valgrind, accesses are declared first (tu_page).  Kept pages
+ * need no fault either way. */
 static int *pg(int n, int mode)
 {
-    int *p = x + (size_t)n * tu_ipp();
-    if (vg)
-        setPageAccess(p, mode);
-    return p;
+    return tu_page(x, n, mode, vg);
 }
 
-/* A read the compiler cannot drop. */
 static int rd(int n)
 {
-    return *(volatile int *)pg(n, READ);
+    return tu_peek(x, n, vg);
 }
 
 /* Faults taken.  Under valgrind pages are declared (pg), which takes

@@ -23,15 +23,12 @@ static int vg;
 
 static int *pg(int n, int mode)
 {
-    int *p = x + (size_t)n * tu_ipp();
-    if (vg)
-        setPageAccess(p, mode);
-    return p;
+    return tu_page(x, n, mode, vg);
 }
 
 static int rd(int n)
 {
-    return *(volatile int *)pg(n, READ);
+    return tu_peek(x, n, vg);
 }
 
 static struct xac_stats stats(void)

@@ -40,6 +40,24 @@ static inline size_t tu_ipp(void)
     return PAGESIZE / sizeof(int);
 }
 
+/* Int pointer to page n of the segment at base.  With declare (set under
+ * valgrind), the access is declared first with setPageAccess: valgrind
+ * 3.19 resumes some faulting loads with a wrong register after the
+ * SIGSEGV handler (see test_07).  Inline for the same reason as tu_ipp. */
+static inline int *tu_page(int *base, int n, int mode, int declare)
+{
+    int *p = base + (size_t)n * tu_ipp();
+    if (declare)
+        setPageAccess(p, mode);
+    return p;
+}
+
+/* A read of page n (as tu_page) that the compiler cannot drop. */
+static inline int tu_peek(int *base, int n, int declare)
+{
+    return *(volatile int *)tu_page(base, n, READ, declare);
+}
+
 /* Send byte c down pipe fd to the other process (abort if it cannot). */
 void tu_tell(int fd, char c);
 

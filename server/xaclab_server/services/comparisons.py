@@ -64,7 +64,8 @@ SUT_SPECIFIC_KEYS = frozenset(
 # Params that record what the machine could do rather than what was asked
 # (LIBXAC's write protection: userfaultfd where the kernel has it, else
 # mprotect).  No comparison matches on them: two machines whose kernels
-# differ are what a machines comparison is for.
+# differ are what a machines comparison is for.  (A sut comparison already
+# leaves them out: they are also in SUT_SPECIFIC_KEYS.)
 OBSERVED_KEYS = frozenset({"write_protect"})
 CACHE_SIZE = 4096
 Statistic = Literal["median", "mean"]
@@ -287,7 +288,7 @@ def _full_key(row: Row) -> tuple[str, ...]:
 
 def _sut_key(row: Row) -> tuple[str, ...]:
     r = row.result
-    kept = {k: v for k, v in row.params.items() if k not in SUT_SPECIFIC_KEYS | OBSERVED_KEYS}
+    kept = {k: v for k, v in row.params.items() if k not in SUT_SPECIFIC_KEYS}
     return (r.suite, r.benchmark, r.metric, r.unit, _canonical(kept))
 
 
