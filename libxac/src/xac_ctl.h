@@ -40,7 +40,8 @@ struct xctl_hdr {
     uint32_t ch_direct;      /* a commit is writing into the data file */
     uint64_t ch_inprog;      /* stamp of the commit being published, or 0 */
     uint32_t ch_repair;      /* a lock owner died: repair version state */
-    uint32_t ch_pad;
+    uint32_t ch_log_sync_us; /* how long the newest log sync took (group
+                              * commit: how long a waiter spins) */
     pthread_mutex_t ch_lock; /* robust, process-shared */
     /* The durable log (xac_log.c); format 3.  Meaningful while
      * ch_log_ready is 1 (set by recovery, cleared when the last process
@@ -64,9 +65,8 @@ struct xctl_hdr {
     uint64_t ch_ckpt_seq;    /* sequence of the newest checkpoint */
     uint32_t ch_log_mapped_since; /* recovery must run before the next
                                    * first mapper: 0 after recovery */
-    uint32_t ch_log_nwait;   /* committers waiting for the log (group
-                              * commit's gathering; may overcount if one
-                              * died) */
+    uint32_t ch_pad;         /* unused (format 3 counted waiters here;
+                              * each slot's cs_wait_end replaces it) */
 };
 
 enum xctl_slot_state { XS_FREE = 0, XS_LIVE = 1 };
@@ -80,7 +80,9 @@ struct xctl_slot {
     uint64_t cs_doom;        /* id of its transaction another one killed */
     uint32_t cs_mapped;      /* it has the segment mapped */
     uint32_t cs_pad;
-    uint64_t cs_pad2[2];
+    uint64_t cs_wait_end;    /* LSN its commit waits to be stable, 0 when
+                              * it is not waiting (group commit) */
+    uint64_t cs_pad2;
 };
 
 struct xctl {

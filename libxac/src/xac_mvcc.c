@@ -986,6 +986,22 @@ undo:
     return rc;
 }
 
+/* Should a durable commit collect versions under the lock?  Every
+ * collection copies pages into the data file while every other committer
+ * waits for ch_lock, and most versions it copies are overwritten by the
+ * next commits anyway; so collect every XAC_GC_EVERY-th commit, or when
+ * the ring of pages with versions grows long.  A full pool collects
+ * regardless (commit_pool). */
+#define XAC_GC_EVERY 16
+#define XAC_GC_RING 64
+static int gc_due(struct xac_env *e, size_t nw)
+{
+    struct xseg_hdr *h = e->xe_seg;
+
+    return (e->xe_commits % XAC_GC_EVERY) == 0 ||
+           h->sh_ring_tail - h->sh_ring_head > XAC_GC_RING + 2 * nw;
+}
+
 /* DURABLE: always through the pool (the data file only gets versions
  * whose records are stable), the record appended under ch_lock, then the
  * group-commit wait outside it. */
@@ -1013,7 +1029,8 @@ static int commit_durable(struct xac_env *e, size_t nw)
     if (rc == 0) {
         ST(&h->ch_commits, c);
         ST(&h->ch_inprog, 0);
-        gc(e, 2 * nw + 8);
+        if (gc_due(e, nw))
+            gc(e, 0);
     }
     if ((++e->xe_commits & 255) == 0)
         xctl_reap(&e->xe_ctl);
