@@ -185,6 +185,37 @@ static void one(enum ts_kind sk, int advisory, enum tr_kind kind,
         snprintf(d2, sizeof d2, "%s: %s inserts keep the invariants", desc,
                  phase_grow == 2 ? "sorted" : "random");
         test_cond(d2, ok && chk == 0 && full_scan_ok(t, vbytes));
+        /* Drain in a random order down to a tenth (the CO B-tree's heap
+         * gives back chunks and its array halves), checking as it goes,
+         * then grow again. */
+        struct xb_rng rng;
+        xb_rng_seed(&rng, 99 + (uint64_t)phase_grow);
+        ok = 1;
+        for (int d = 0; nref > UNIVERSE / 10 && ok; d++) {
+            size_t at = (size_t)xb_rng_below(&rng, nref);
+            ok = tr_delete(t, ref[at].key) == 1;
+            memmove(&ref[at], &ref[at + 1], (nref - at - 1) * sizeof *ref);
+            nref--;
+            if (d % 97 == 0 && tr_check(t, why, sizeof why) != 0) {
+                printf("# %s\n", why);
+                ok = 0;
+            }
+        }
+        for (uint64_t i = 0; i < UNIVERSE / 2 && ok; i++) {
+            uint64_t key = key_of(i) + 1; /* odd: not among the others */
+            size_t at = ref_lower(key);
+            value_of(key, 1, v, vbytes);
+            ok = tr_insert(t, key, v) == 0;
+            memmove(&ref[at + 1], &ref[at], (nref - at) * sizeof *ref);
+            ref[at] = (struct ref){key, 1};
+            nref++;
+        }
+        chk = tr_check(t, why, sizeof why);
+        if (chk != 0)
+            printf("# %s\n", why);
+        snprintf(d2, sizeof d2, "%s: random deletes to a tenth, then "
+                 "inserts, keep the invariants", desc);
+        test_cond(d2, ok && chk == 0 && full_scan_ok(t, vbytes));
     }
     tr_close(t);
     E(ts_close(&s));

@@ -95,12 +95,12 @@ int main(void)
     fill(t, 2000);
     test_cond("CO B-tree checks clean", tr_check(t, why, sizeof why) == 0);
     h = tf_header(&s);
-    uint32_t *cnt = ts_at(&s, h->h_co_cnt);
-    uint64_t *keys = ts_at(&s, h->h_co_keys);
-    uint64_t seg = 0;
-    while (cnt[seg] < 2)
+    /* Segment records (cobtree.h): count, pad, keys[S], heap indexes[S]. */
+    unsigned char *recs = ts_at(&s, h->h_co_recs);
+    uint64_t S = h->h_co_seg_slots, recsz = 8 + 12 * S, seg = 0;
+    while (*(uint32_t *)(void *)(recs + seg * recsz) < 2)
         seg++;
-    uint64_t *k0 = &keys[seg * h->h_co_seg_slots];
+    uint64_t *k0 = (uint64_t *)(void *)(recs + seg * recsz + 8);
     uint64_t save = k0[0];
     k0[0] = k0[1] - 1; /* still sorted, but the index is stale */
     test_cond("a stale vEB index node is noticed",
@@ -111,17 +111,42 @@ int main(void)
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
     k0[0] = save;
-    uint16_t *sl = ts_at(&s, h->h_co_slots);
-    uint16_t *s0 = &sl[seg * h->h_co_seg_slots], ssave = s0[1];
-    s0[1] = s0[0];
-    test_cond("two keys on one value slot are noticed",
+    uint32_t *v0 = (uint32_t *)(void *)(recs + seg * recsz + 8 + 8 * S);
+    uint32_t vsave = v0[1];
+    v0[1] = v0[0];
+    test_cond("two keys on one heap entry are noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    s0[1] = (uint16_t)h->h_co_seg_slots;
-    test_cond("a value slot outside the segment is noticed",
+    v0[1] = (uint32_t)h->h_co_heap_used;
+    test_cond("a heap index past the live entries is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    s0[1] = ssave;
+    v0[1] = vsave;
+    /* Swap two elements' heap indexes: each points at the other's value. */
+    v0[1] = v0[0];
+    v0[0] = vsave;
+    test_cond("a heap entry owned by another key is noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    v0[0] = v0[1];
+    v0[1] = vsave;
+    h->h_co_heap_used++;
+    test_cond("more live heap entries than elements are noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    h->h_co_heap_used--;
+    uint32_t csave = h->h_co_heap_chunks;
+    h->h_co_heap_chunks = TF_HEAP_CHUNKS + 1;
+    test_cond("a heap with too many chunks is noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    h->h_co_heap_chunks = csave;
+    uint64_t osave = h->h_co_heap[0];
+    h->h_co_heap[0] = h->h_file_bytes - 4096;
+    test_cond("a heap chunk outside the file is noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    h->h_co_heap[0] = osave;
     test_cond("restored CO B-tree checks clean",
               tr_check(t, why, sizeof why) == 0);
     tr_close(t);

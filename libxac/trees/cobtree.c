@@ -12,16 +12,20 @@
 struct co_geo {
     uint64_t g_cap, g_segs;
     uint32_t g_seg_slots, g_lg;
-    uint64_t *g_keys;
-    unsigned char *g_vals;
-    uint32_t *g_cnt;
+    unsigned char *g_recs; /* segment records (cobtree.h) */
+    uint64_t g_recsz;
     struct co_node *g_idx;
-    uint16_t *g_slot;
 };
 
-/* The arrays of one geometry, in allocation order: keys, values, counts,
- * the index, value slots. */
-#define CO_NARRAYS 5
+/* The arrays of one geometry, in allocation order: the segment records,
+ * the index. */
+#define CO_NARRAYS 2
+
+/* Bytes of a segment record of S slots: count, pad, keys, heap indexes. */
+static uint64_t co_rec_bytes(uint32_t S)
+{
+    return 8 + 12 * (uint64_t)S;
+}
 
 static uint32_t co_seg_slots(uint64_t cap)
 {
@@ -48,51 +52,139 @@ static void co_geo(struct co_tree *t, struct co_geo *g)
     g->g_seg_slots = h->h_co_seg_slots;
     g->g_lg = h->h_co_lg_segs;
     g->g_segs = (uint64_t)1 << g->g_lg;
-    g->g_keys = ts_at(t->co_s, h->h_co_keys);
-    g->g_vals = ts_at(t->co_s, h->h_co_vals);
-    g->g_cnt = ts_at(t->co_s, h->h_co_cnt);
+    g->g_recs = ts_at(t->co_s, h->h_co_recs);
+    g->g_recsz = co_rec_bytes(g->g_seg_slots);
     g->g_idx = ts_at(t->co_s, h->h_co_index);
-    g->g_slot = ts_at(t->co_s, h->h_co_slots);
     if (t->co_veb.v_height != (int)g->g_lg + 1)
         veb_init(&t->co_veb, (int)g->g_lg + 1);
 }
 
-static unsigned char *co_val(const struct co_tree *t, const struct co_geo *g,
-                             uint64_t slot)
-{
-    return g->g_vals + slot * t->co_vbytes;
-}
-
-/* The value of the element at position i of the segment starting at slot
- * base.  A segment keeps its keys sorted but its values where they were
- * put (g_slot says where), so an insert or delete shifts 8-byte keys and
- * 2-byte slot numbers, not values: the log records what changed, and
- * value bytes do not change (docs/trees.md). */
-static unsigned char *co_pval(const struct co_tree *t, const struct co_geo *g,
-                              uint64_t base, uint32_t i)
-{
-    return co_val(t, g, base + g->g_slot[base + i]);
-}
-
-/* A value slot of segment [base, base + n) that no element uses. */
-static uint16_t co_free_slot(const struct co_geo *g, uint64_t base,
-                             uint32_t n)
-{
-    uint64_t used = 0;
-    for (uint32_t i = 0; i < n; i++)
-        used |= (uint64_t)1 << g->g_slot[base + i];
-    return (uint16_t)__builtin_ctzll(~used);
-}
-
 /* Lengths of the arrays of a geometry of capacity cap. */
-static void co_lengths(uint64_t cap, uint64_t vbytes, uint64_t len[])
+static void co_lengths(uint64_t cap, uint64_t len[])
 {
-    uint64_t segs = cap / co_seg_slots(cap);
-    len[0] = cap * 8;
-    len[1] = cap * vbytes;
-    len[2] = segs * 4;
-    len[3] = (2 * segs - 1) * sizeof(struct co_node);
-    len[4] = cap * 2;
+    uint32_t S = co_seg_slots(cap);
+    uint64_t segs = cap / S;
+    len[0] = segs * co_rec_bytes(S);
+    len[1] = (2 * segs - 1) * sizeof(struct co_node);
+}
+
+/* Segment s's element count, keys and heap indexes. */
+static uint32_t *co_cnt(const struct co_geo *g, uint64_t s)
+{
+    return (uint32_t *)(void *)(g->g_recs + s * g->g_recsz);
+}
+
+static uint64_t *co_keys(const struct co_geo *g, uint64_t s)
+{
+    return (uint64_t *)(void *)(g->g_recs + s * g->g_recsz + 8);
+}
+
+static uint32_t *co_vix(const struct co_geo *g, uint64_t s)
+{
+    return (uint32_t *)(void *)(g->g_recs + s * g->g_recsz + 8 +
+                                8 * (uint64_t)g->g_seg_slots);
+}
+
+/* ---- the value heap --------------------------------------------------
+ *
+ * Values live in a heap apart from the packed memory array and never move
+ * while their key is in the tree: a rebalance or a resize moves 8-byte
+ * keys and 4-byte heap indexes, so the log records those, not values
+ * (docs/trees.md).  Chunk k holds CO_HEAP_BASE << k entries; an entry is
+ * the key that owns it (for delete and the checker) followed by the value,
+ * padded to 8 bytes, so an insert writes one place.  Entries [0, used) are
+ * live; a delete moves the last entry into the hole. */
+
+static uint64_t heap_entries(uint32_t k)
+{
+    return (uint64_t)CO_HEAP_BASE << k;
+}
+
+static uint64_t heap_entry_bytes(const struct co_tree *t)
+{
+    return 8 + ((uint64_t)t->co_vbytes + 7) / 8 * 8;
+}
+
+static uint64_t heap_chunk_bytes(const struct co_tree *t, uint32_t k)
+{
+    return heap_entries(k) * heap_entry_bytes(t);
+}
+
+/* First entry of chunk k. */
+static uint64_t heap_first(uint32_t k)
+{
+    return CO_HEAP_BASE * (((uint64_t)1 << k) - 1);
+}
+
+/* Which chunk holds entry i, and where in it. */
+static uint32_t heap_where(uint64_t i, uint64_t *j)
+{
+    uint32_t k = (uint32_t)(63 - __builtin_clzll(i / CO_HEAP_BASE + 1));
+    *j = i - heap_first(k);
+    return k;
+}
+
+static uint64_t *heap_key(const struct co_tree *t, uint64_t i)
+{
+    uint64_t j;
+    uint32_t k = heap_where(i, &j);
+    unsigned char *c = ts_at(t->co_s, tf_header(t->co_s)->h_co_heap[k]);
+    return (uint64_t *)(void *)(c + j * heap_entry_bytes(t));
+}
+
+static unsigned char *heap_val(const struct co_tree *t, uint64_t i)
+{
+    return (unsigned char *)(heap_key(t, i) + 1);
+}
+
+/* Make room for entry h_co_heap_used.  TR_EFULL if the file is full. */
+static int heap_reserve(struct co_tree *t)
+{
+    struct tf_header *h = tf_header(t->co_s);
+    uint64_t j, off;
+    uint32_t k = heap_where(h->h_co_heap_used, &j);
+
+    if (h->h_co_heap_used >= UINT32_MAX || k >= TF_HEAP_CHUNKS)
+        return TR_EFULL;
+    if (k < h->h_co_heap_chunks)
+        return 0;
+    off = tf_alloc(t->co_s, heap_chunk_bytes(t, k));
+    if (off == 0)
+        return TR_EFULL;
+    h->h_co_heap[k] = off;
+    h->h_co_heap_chunks = k + 1;
+    return 0;
+}
+
+static uint64_t co_locate(struct co_tree *t, const struct co_geo *g,
+                          uint64_t key);
+static uint32_t co_lower(const uint64_t *keys, uint32_t n, uint64_t key);
+
+/* Entry ix's key left the array: move the last entry into its place and
+ * repoint that entry's key, then give back a trailing chunk that is no
+ * longer needed (only once the chunk before it is under half full, so
+ * that a boundary does not allocate and free in turn). */
+static void heap_drop(struct co_tree *t, const struct co_geo *g, uint32_t ix)
+{
+    struct tf_header *h = tf_header(t->co_s);
+    uint64_t last = h->h_co_heap_used - 1;
+    uint32_t k;
+
+    if (ix != last) {
+        uint64_t key = *heap_key(t, last);
+        uint64_t seg = co_locate(t, g, key);
+        uint32_t p = co_lower(co_keys(g, seg), *co_cnt(g, seg), key);
+        *heap_key(t, ix) = key;
+        memcpy(heap_val(t, ix), heap_val(t, last), t->co_vbytes);
+        co_vix(g, seg)[p] = ix;
+    }
+    h->h_co_heap_used = last;
+    k = h->h_co_heap_chunks;
+    if (k >= 2 && last < heap_first(k - 2) + heap_entries(k - 2) / 2) {
+        tf_free(t->co_s, h->h_co_heap[k - 1], heap_chunk_bytes(t, k - 1));
+        h->h_co_heap[k - 1] = 0;
+        h->h_co_heap_chunks = k - 1;
+    }
 }
 
 void co_attach(struct co_tree *t, struct ts_store *s)
@@ -110,8 +202,8 @@ static void co_fix(struct co_tree *t, const struct co_geo *g, uint64_t a,
     const struct veb *v = &t->co_veb;
     for (uint64_t s = a; s < b; s++) {
         struct co_node *n = &g->g_idx[veb_pos(v, g->g_segs + s)];
-        uint64_t ne = g->g_cnt[s] > 0;
-        uint64_t mn = ne ? g->g_keys[s * g->g_seg_slots] : 0;
+        uint64_t ne = *co_cnt(g, s) > 0;
+        uint64_t mn = ne ? co_keys(g, s)[0] : 0;
         if (n->cn_nonempty != ne || n->cn_min != mn) {
             n->cn_nonempty = ne;
             n->cn_min = mn;
@@ -171,59 +263,54 @@ static uint32_t co_lower(const uint64_t *keys, uint32_t n, uint64_t key)
     return lo;
 }
 
-/* A gathered run of elements in process memory. */
+/* A gathered run of elements in process memory: keys and heap indexes. */
 struct co_run {
     uint64_t r_n;
     uint64_t *r_keys;
-    unsigned char *r_vals;
+    uint32_t *r_vix;
 };
 
-/* Gather segments [a, a+w) in order, with key/val (if val != NULL) put in
- * its place. */
-static void co_gather(const struct co_tree *t, const struct co_geo *g,
-                      uint64_t a, uint64_t w, uint64_t tot, uint64_t key,
-                      const void *val, struct co_run *run)
+/* Gather segments [a, a+w) in order, with the new element (key, ix) put
+ * in its place if has_new. */
+static void co_gather(const struct co_geo *g, uint64_t a, uint64_t w,
+                      uint64_t tot, uint64_t key, uint32_t ix, int has_new,
+                      struct co_run *run)
 {
-    size_t vb = t->co_vbytes;
-    int pending = val != NULL;
     run->r_keys = malloc(tot * sizeof *run->r_keys + 1);
-    run->r_vals = malloc(tot * vb + 1);
-    if (run->r_keys == NULL || run->r_vals == NULL)
+    run->r_vix = malloc(tot * sizeof *run->r_vix + 1);
+    if (run->r_keys == NULL || run->r_vix == NULL)
         abort();
     run->r_n = 0;
     for (uint64_t s = a; s < a + w; s++) {
-        uint64_t base = s * g->g_seg_slots;
-        for (uint32_t i = 0; i < g->g_cnt[s]; i++) {
-            uint64_t k = g->g_keys[base + i];
-            if (pending && key < k) {
+        const uint64_t *keys = co_keys(g, s);
+        const uint32_t *vix = co_vix(g, s);
+        for (uint32_t i = 0; i < *co_cnt(g, s); i++) {
+            uint64_t k = keys[i];
+            if (has_new && key < k) {
                 run->r_keys[run->r_n] = key;
-                memcpy(run->r_vals + run->r_n++ * vb, val, vb);
-                pending = 0;
+                run->r_vix[run->r_n++] = ix;
+                has_new = 0;
             }
             run->r_keys[run->r_n] = k;
-            memcpy(run->r_vals + run->r_n++ * vb, co_pval(t, g, base, i), vb);
+            run->r_vix[run->r_n++] = vix[i];
         }
     }
-    if (pending) {
+    if (has_new) {
         run->r_keys[run->r_n] = key;
-        memcpy(run->r_vals + run->r_n++ * vb, val, vb);
+        run->r_vix[run->r_n++] = ix;
     }
 }
 
 /* Spread run evenly over segments [a, a+w) of g. */
-static void co_spread(const struct co_tree *t, const struct co_geo *g,
-                      uint64_t a, uint64_t w, const struct co_run *run)
+static void co_spread(const struct co_geo *g, uint64_t a, uint64_t w,
+                      const struct co_run *run)
 {
-    size_t vb = t->co_vbytes;
     uint64_t from = 0, n = run->r_n;
     for (uint64_t j = 0; j < w; j++) {
         uint64_t c = n * (j + 1) / w - n * j / w;
-        uint64_t base = (a + j) * g->g_seg_slots;
-        memcpy(&g->g_keys[base], &run->r_keys[from], c * 8);
-        memcpy(co_val(t, g, base), run->r_vals + from * vb, c * vb);
-        for (uint64_t k = 0; k < c; k++)
-            g->g_slot[base + k] = (uint16_t)k;
-        g->g_cnt[a + j] = (uint32_t)c;
+        memcpy(co_keys(g, a + j), &run->r_keys[from], c * 8);
+        memcpy(co_vix(g, a + j), &run->r_vix[from], c * 4);
+        *co_cnt(g, a + j) = (uint32_t)c;
         from += c;
     }
 }
@@ -231,22 +318,23 @@ static void co_spread(const struct co_tree *t, const struct co_geo *g,
 static void co_run_free(struct co_run *run)
 {
     free(run->r_keys);
-    free(run->r_vals);
+    free(run->r_vix);
 }
 
 /* Allocate a fresh array of capacity cap and make it the tree's, moving
- * every element (plus key/val if val != NULL) into it. */
+ * every element (plus (key, ix) if has_new) into it.  Values stay in the
+ * heap. */
 static int co_resize(struct co_tree *t, uint64_t cap, uint64_t key,
-                     const void *val)
+                     uint32_t ix, int has_new)
 {
     struct ts_store *s = t->co_s;
     struct tf_header *h = tf_header(s);
     struct co_geo old, g;
     uint32_t S = co_seg_slots(cap);
     uint64_t segs = cap / S;
-    uint64_t len[CO_NARRAYS], off[CO_NARRAYS] = {0, 0, 0, 0, 0};
+    uint64_t len[CO_NARRAYS], off[CO_NARRAYS] = {0, 0};
 
-    co_lengths(cap, t->co_vbytes, len);
+    co_lengths(cap, len);
     for (int k = 0; k < CO_NARRAYS; k++) {
         off[k] = tf_alloc(s, len[k]);
         if (off[k] == 0) {
@@ -256,28 +344,24 @@ static int co_resize(struct co_tree *t, uint64_t cap, uint64_t key,
         }
     }
     co_geo(t, &old);
-    uint64_t tot = val != NULL;
+    uint64_t tot = has_new != 0;
     for (uint64_t j = 0; j < old.g_segs; j++)
-        tot += old.g_cnt[j];
+        tot += *co_cnt(&old, j);
     struct co_run run;
-    co_gather(t, &old, 0, old.g_segs, tot, key, val, &run);
-    uint64_t old_off[CO_NARRAYS] = {h->h_co_keys, h->h_co_vals, h->h_co_cnt,
-                                    h->h_co_index, h->h_co_slots};
+    co_gather(&old, 0, old.g_segs, tot, key, ix, has_new, &run);
+    uint64_t old_off[CO_NARRAYS] = {h->h_co_recs, h->h_co_index};
     uint64_t old_len[CO_NARRAYS];
-    co_lengths(old.g_cap, t->co_vbytes, old_len);
-    h->h_co_keys = off[0];
-    h->h_co_vals = off[1];
-    h->h_co_cnt = off[2];
-    h->h_co_index = off[3];
-    h->h_co_slots = off[4];
+    co_lengths(old.g_cap, old_len);
+    h->h_co_recs = off[0];
+    h->h_co_index = off[1];
     h->h_co_capacity = cap;
     h->h_co_seg_slots = S;
     h->h_co_lg_segs = co_lg(segs);
     co_geo(t, &g);
-    co_spread(t, &g, 0, g.g_segs, &run);
+    co_spread(&g, 0, g.g_segs, &run);
     co_run_free(&run);
     /* Fresh extents from the free list hold old data: rewrite the index. */
-    memset(g.g_idx, 0xff, len[3]);
+    memset(g.g_idx, 0xff, len[1]);
     co_fix(t, &g, 0, g.g_segs);
     for (int k = CO_NARRAYS - 1; k >= 0; k--)
         tf_free(s, old_off[k], old_len[k]);
@@ -293,23 +377,24 @@ int co_format(struct ts_store *s)
     uint64_t segs = cap / S;
     uint64_t len[CO_NARRAYS], off[CO_NARRAYS];
 
-    co_lengths(cap, h->h_value_bytes, len);
+    co_lengths(cap, len);
     for (int k = 0; k < CO_NARRAYS; k++)
         if ((off[k] = tf_alloc(s, len[k])) == 0)
             return TR_EFULL;
-    h->h_co_keys = off[0];
-    h->h_co_vals = off[1];
-    h->h_co_cnt = off[2];
-    h->h_co_index = off[3];
-    h->h_co_slots = off[4];
+    h->h_co_recs = off[0];
+    h->h_co_index = off[1];
     h->h_co_capacity = cap;
     h->h_co_seg_slots = S;
     h->h_co_lg_segs = co_lg(segs);
+    h->h_co_heap_used = 0;
+    h->h_co_heap_chunks = 0;
+    memset(h->h_co_heap, 0, sizeof h->h_co_heap);
     co_attach(&t, s);
     struct co_geo g;
     co_geo(&t, &g);
-    memset(g.g_cnt, 0, len[2]);
-    memset(g.g_idx, 0xff, len[3]);
+    for (uint64_t j = 0; j < segs; j++)
+        *co_cnt(&g, j) = 0;
+    memset(g.g_idx, 0xff, len[1]);
     co_fix(&t, &g, 0, segs);
     return 0;
 }
@@ -318,79 +403,99 @@ int co_search(struct co_tree *t, uint64_t key, void *val)
 {
     struct co_geo g;
     co_geo(t, &g);
-    uint64_t seg = co_locate(t, &g, key), base = seg * g.g_seg_slots;
-    uint32_t n = g.g_cnt[seg], i = co_lower(&g.g_keys[base], n, key);
-    if (i == n || g.g_keys[base + i] != key)
+    uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
+    uint32_t n = *co_cnt(&g, seg), i = co_lower(keys, n, key);
+    if (i == n || keys[i] != key)
         return 0;
     if (val != NULL)
-        memcpy(val, co_pval(t, &g, base, i), t->co_vbytes);
+        memcpy(val, heap_val(t, co_vix(&g, seg)[i]), t->co_vbytes);
     return 1;
+}
+
+/* Put (key, ix) into the array: into its segment if it has a gap, else
+ * rebalance the smallest enclosing window that is not too dense, else
+ * double the array. */
+static int co_place(struct co_tree *t, const struct co_geo *g, uint64_t seg,
+                    uint32_t i, uint64_t key, uint32_t ix)
+{
+    uint64_t *keys = co_keys(g, seg);
+    uint32_t *vix = co_vix(g, seg), n = *co_cnt(g, seg);
+
+    if (n < g->g_seg_slots) {
+        memmove(&keys[i + 1], &keys[i], 8u * (n - i));
+        memmove(&vix[i + 1], &vix[i], 4u * (n - i));
+        keys[i] = key;
+        vix[i] = ix;
+        *co_cnt(g, seg) = n + 1;
+        if (i == 0)
+            co_fix(t, g, seg, seg + 1);
+        return 0;
+    }
+    uint64_t H = g->g_lg;
+    for (uint64_t h = 1; h <= H; h++) {
+        uint64_t w = (uint64_t)1 << h, a = seg & ~(w - 1), tot = 1;
+        for (uint64_t j = a; j < a + w; j++)
+            tot += *co_cnt(g, j);
+        if (tot * 4 * H <= (4 * H - h) * w * g->g_seg_slots) {
+            struct co_run run;
+            co_gather(g, a, w, tot, key, ix, 1, &run);
+            co_spread(g, a, w, &run);
+            co_run_free(&run);
+            co_fix(t, g, a, a + w);
+            return 0;
+        }
+    }
+    return co_resize(t, 2 * g->g_cap, key, ix, 1);
 }
 
 int co_insert(struct co_tree *t, uint64_t key, const void *val)
 {
+    struct tf_header *h = tf_header(t->co_s);
     struct co_geo g;
     co_geo(t, &g);
-    size_t vb = t->co_vbytes;
-    uint64_t seg = co_locate(t, &g, key), base = seg * g.g_seg_slots;
-    uint32_t n = g.g_cnt[seg], i = co_lower(&g.g_keys[base], n, key);
+    uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
+    uint32_t n = *co_cnt(&g, seg), i = co_lower(keys, n, key), ix;
+    int rc;
 
-    if (i < n && g.g_keys[base + i] == key) {
-        memcpy(co_pval(t, &g, base, i), val, vb);
+    if (i < n && keys[i] == key) {
+        memcpy(heap_val(t, co_vix(&g, seg)[i]), val, t->co_vbytes);
         return 1;
     }
-    if (n < g.g_seg_slots) {
-        uint16_t free_slot = co_free_slot(&g, base, n);
-        memmove(&g.g_keys[base + i + 1], &g.g_keys[base + i], 8u * (n - i));
-        memmove(&g.g_slot[base + i + 1], &g.g_slot[base + i], 2u * (n - i));
-        g.g_keys[base + i] = key;
-        g.g_slot[base + i] = free_slot;
-        memcpy(co_val(t, &g, base + free_slot), val, vb);
-        g.g_cnt[seg] = n + 1;
-        if (i == 0)
-            co_fix(t, &g, seg, seg + 1);
-        return 0;
-    }
-    uint64_t H = g.g_lg;
-    for (uint64_t h = 1; h <= H; h++) {
-        uint64_t w = (uint64_t)1 << h, a = seg & ~(w - 1), tot = 1;
-        for (uint64_t j = a; j < a + w; j++)
-            tot += g.g_cnt[j];
-        if (tot * 4 * H <= (4 * H - h) * w * g.g_seg_slots) {
-            struct co_run run;
-            co_gather(t, &g, a, w, tot, key, val, &run);
-            co_spread(t, &g, a, w, &run);
-            co_run_free(&run);
-            co_fix(t, &g, a, a + w);
-            return 0;
-        }
-    }
-    return co_resize(t, 2 * g.g_cap, key, val);
+    if ((rc = heap_reserve(t)) != 0)
+        return rc;
+    /* The entry is written first and counted last: if the array cannot
+     * grow, nothing refers to it and the tree is unchanged. */
+    ix = (uint32_t)h->h_co_heap_used;
+    *heap_key(t, ix) = key;
+    memcpy(heap_val(t, ix), val, t->co_vbytes);
+    if ((rc = co_place(t, &g, seg, i, key, ix)) != 0)
+        return rc;
+    h->h_co_heap_used = (uint64_t)ix + 1;
+    return 0;
 }
 
 int co_delete(struct co_tree *t, uint64_t key)
 {
+    struct tf_header *h = tf_header(t->co_s);
     struct co_geo g;
     co_geo(t, &g);
-    uint64_t seg = co_locate(t, &g, key), base = seg * g.g_seg_slots;
-    uint32_t n = g.g_cnt[seg], i = co_lower(&g.g_keys[base], n, key);
+    uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
+    uint32_t *vix = co_vix(&g, seg);
+    uint32_t n = *co_cnt(&g, seg), i = co_lower(keys, n, key), ix;
 
-    if (i == n || g.g_keys[base + i] != key)
+    if (i == n || keys[i] != key)
         return 0;
-    memmove(&g.g_keys[base + i], &g.g_keys[base + i + 1], 8u * (n - i - 1));
-    memmove(&g.g_slot[base + i], &g.g_slot[base + i + 1], 2u * (n - i - 1));
-    g.g_cnt[seg] = n - 1;
+    ix = vix[i];
+    memmove(&keys[i], &keys[i + 1], 8u * (n - i - 1));
+    memmove(&vix[i], &vix[i + 1], 4u * (n - i - 1));
+    *co_cnt(&g, seg) = n - 1;
     if (i == 0)
         co_fix(t, &g, seg, seg + 1);
-    if (g.g_cap > CO_MIN_CAPACITY) {
-        uint64_t tot = 0;
-        for (uint64_t j = 0; j < g.g_segs; j++)
-            tot += g.g_cnt[j];
-        /* Halving needs room for the new extents; without it the array
-         * just stays sparse. */
-        if (tot < g.g_cap / 8)
-            (void)co_resize(t, g.g_cap / 2, 0, NULL);
-    }
+    heap_drop(t, &g, ix);
+    /* Halving needs room for the new extents; without it the array just
+     * stays sparse. */
+    if (g.g_cap > CO_MIN_CAPACITY && h->h_co_heap_used < g.g_cap / 8)
+        (void)co_resize(t, g.g_cap / 2, 0, 0, 0);
     return 1;
 }
 
@@ -404,19 +509,80 @@ long long co_range(struct co_tree *t, uint64_t lo, uint64_t hi,
     co_geo(t, &g);
     uint64_t seg = co_locate(t, &g, lo);
     for (int first = 1; seg < g.g_segs; seg++, first = 0) {
-        uint64_t base = seg * g.g_seg_slots;
-        uint32_t n = g.g_cnt[seg];
-        uint32_t i = first ? co_lower(&g.g_keys[base], n, lo) : 0;
+        const uint64_t *keys = co_keys(&g, seg);
+        const uint32_t *vix = co_vix(&g, seg);
+        uint32_t n = *co_cnt(&g, seg);
+        uint32_t i = first ? co_lower(keys, n, lo) : 0;
         for (; i < n; i++) {
-            uint64_t k = g.g_keys[base + i];
+            uint64_t k = keys[i];
             if (k > hi)
                 return visited;
             visited++;
-            if (fn != NULL && fn(arg, k, co_pval(t, &g, base, i)))
+            if (fn != NULL && fn(arg, k, heap_val(t, vix[i])))
                 return visited;
         }
     }
     return visited;
+}
+
+/* Is the heap's bookkeeping inconsistent with the file?  (Which key
+ * owns which entry is checked with the array, in co_check.) */
+static int heap_bad(const struct co_tree *t, char *why, size_t len)
+{
+    const struct tf_header *h = tf_header(t->co_s);
+    uint32_t k, nk = h->h_co_heap_chunks;
+
+    if (nk > TF_HEAP_CHUNKS || h->h_co_heap_used > heap_first(nk)) {
+        snprintf(why, len, "CO B-tree: %llu heap entries in %u chunks",
+                 (unsigned long long)h->h_co_heap_used, nk);
+        return -1;
+    }
+    for (k = 0; k < nk; k++)
+        if (h->h_co_heap[k] < TF_DATA ||
+            h->h_co_heap[k] + heap_chunk_bytes(t, k) > h->h_file_bytes) {
+            snprintf(why, len, "CO B-tree: heap chunk %u lies outside the "
+                     "file", k);
+            return -1;
+        }
+    return 0;
+}
+
+/* Does every element own exactly one live heap entry, whose key is the
+ * element's, and is every live entry owned? */
+static int heap_owners_bad(const struct co_tree *t, const struct co_geo *g,
+                           char *why, size_t len)
+{
+    const struct tf_header *h = tf_header(t->co_s);
+    uint64_t used = h->h_co_heap_used, tot = 0;
+    unsigned char *seen = calloc(used / 8 + 1, 1);
+    const char *bad = NULL;
+
+    if (seen == NULL)
+        abort();
+    for (uint64_t s = 0; s < g->g_segs && bad == NULL; s++)
+        for (uint32_t i = 0; i < *co_cnt(g, s) && bad == NULL; i++, tot++) {
+            uint64_t k = co_keys(g, s)[i];
+            uint32_t ix = co_vix(g, s)[i];
+            bad = ix >= used ? "heap index past the live entries"
+                  : (seen[ix / 8] >> (ix % 8) & 1) != 0
+                      ? "heap entry used twice"
+                  : *heap_key(t, ix) != k ? "heap entry belongs to another key"
+                                          : NULL;
+            if (bad == NULL)
+                seen[ix / 8] |= (unsigned char)(1u << (ix % 8));
+            else
+                snprintf(why, len, "CO B-tree: %s at segment %llu slot %u "
+                         "(heap index %u)", bad, (unsigned long long)s, i,
+                         ix);
+        }
+    free(seen);
+    if (bad == NULL && tot != used) {
+        snprintf(why, len, "CO B-tree: %llu elements but %llu live heap "
+                 "entries", (unsigned long long)tot,
+                 (unsigned long long)used);
+        return -1;
+    }
+    return bad != NULL ? -1 : 0;
 }
 
 int co_check(struct co_tree *t, char *why, size_t len)
@@ -439,35 +605,22 @@ int co_check(struct co_tree *t, char *why, size_t len)
     }
     co_geo(t, &g);
     uint64_t alen[CO_NARRAYS];
-    const uint64_t offs[CO_NARRAYS] = {h->h_co_keys, h->h_co_vals,
-                                       h->h_co_cnt, h->h_co_index,
-                                       h->h_co_slots};
-    co_lengths(g.g_cap, t->co_vbytes, alen);
+    const uint64_t offs[CO_NARRAYS] = {h->h_co_recs, h->h_co_index};
+    co_lengths(g.g_cap, alen);
     for (int k = 0; k < CO_NARRAYS; k++)
         if (offs[k] + alen[k] > h->h_file_bytes) {
             snprintf(why, len, "CO B-tree: array %d ends outside the file", k);
             return -1;
         }
     for (uint64_t s = 0; s < g.g_segs; s++) {
-        uint32_t n = g.g_cnt[s];
+        uint32_t n = *co_cnt(&g, s);
         if (n > g.g_seg_slots) {
             snprintf(why, len, "CO B-tree: segment %llu holds %u > %u",
                      (unsigned long long)s, n, g.g_seg_slots);
             return -1;
         }
-        uint64_t used = 0;
         for (uint32_t i = 0; i < n; i++) {
-            uint16_t sl = g.g_slot[s * g.g_seg_slots + i];
-            if (sl >= g.g_seg_slots || (used >> sl & 1) != 0) {
-                snprintf(why, len, "CO B-tree: segment %llu position %u has "
-                         "value slot %u, out of range or used twice",
-                         (unsigned long long)s, i, sl);
-                return -1;
-            }
-            used |= (uint64_t)1 << sl;
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t k = g.g_keys[s * g.g_seg_slots + i];
+            uint64_t k = co_keys(&g, s)[i];
             if (have_prev && k <= prev) {
                 snprintf(why, len, "CO B-tree: keys not ascending at segment "
                          "%llu slot %u", (unsigned long long)s, i);
@@ -491,8 +644,8 @@ int co_check(struct co_tree *t, char *why, size_t len)
         uint64_t ne, mn;
         if (i >= g.g_segs) {
             uint64_t s = i - g.g_segs;
-            ne = g.g_cnt[s] > 0;
-            mn = ne ? g.g_keys[s * g.g_seg_slots] : 0;
+            ne = *co_cnt(&g, s) > 0;
+            mn = ne ? co_keys(&g, s)[0] : 0;
         } else {
             const struct co_node *l = &g.g_idx[veb_pos(v, 2 * i)];
             const struct co_node *r = &g.g_idx[veb_pos(v, 2 * i + 1)];
@@ -507,5 +660,5 @@ int co_check(struct co_tree *t, char *why, size_t len)
             return -1;
         }
     }
-    return 0;
+    return heap_bad(t, why, len) != 0 ? -1 : heap_owners_bad(t, &g, why, len);
 }

@@ -4,15 +4,28 @@
  *
  * Layout (offsets in struct tf_header):
  *
- *   keys   uint64_t[C]            the PMA's keys, C = M segments * S slots
- *   vals   value_bytes[C]         the value of keys[i] is vals[i]
- *   cnt    uint32_t[M]            elements in each segment; a segment keeps
- *                                 its elements sorted and packed at its
- *                                 start, the rest of it is a gap
+ *   recs   M segment records      record s: uint32_t cnt (elements in
+ *                                 the segment, kept sorted and packed at
+ *                                 its start; the rest is a gap), 4 bytes
+ *                                 pad, uint64_t keys[S], uint32_t vix[S]
+ *                                 (vix[i]: the heap entry holding the value
+ *                                 of keys[i]).  One record per segment, so
+ *                                 an insert into a segment writes one place
+ *                                 (C = M segments * S slots)
  *   index  struct co_node[2M-1]   complete binary tree over the M segments
  *                                 (leaf s is segment s), vEB order (veb.h);
  *                                 a node holds the smallest key under it
  *                                 and whether anything is under it
+ *   heap   chunks of entries      chunk k (h_co_heap[k]) holds
+ *                                 CO_HEAP_BASE << k entries, each the
+ *                                 uint64_t key that owns it, then its
+ *                                 value padded to 8 bytes.  Entries
+ *                                 [0, used) are live, one per element
+ *                                 (h_co_heap_used).  A value stays in
+ *                                 its entry while its key is in the tree,
+ *                                 so rebalances and resizes move only keys
+ *                                 and indexes; a delete moves the last
+ *                                 entry into the freed one.
  *
  * S = max(8, next power of two >= lg C), M a power of two, C >= 64.
  *
@@ -36,7 +49,8 @@
  * Invariants (co_check): cnt[s] <= S; keys strictly ascending across the
  * whole array (segment by segment); every index leaf equals its segment's
  * (non-empty, first key) and every internal node the combination of its
- * children; n <= C, and n >= C/8 unless C = 64.
+ * children; n <= C, and n >= C/8 unless C = 64; every vix[i] is a live
+ * heap entry, used once, whose key is keys[i], and n = used.
  *
  * Like btree.h these are serial functions run inside the caller's
  * transaction.  A rebalance gathers the window into a malloc()ed buffer,
@@ -52,6 +66,7 @@
 #include "veb.h"
 
 #define CO_MIN_CAPACITY 64u
+#define CO_HEAP_BASE 64u /* entries in heap chunk 0 */
 
 struct co_node {
     uint64_t cn_min;

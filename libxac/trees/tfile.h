@@ -20,11 +20,14 @@
 #include "tstore.h"
 
 #define TF_MAGIC 0x3145455254434158ull /* "XACTREE1" little-endian */
-#define TF_FORMAT 3u /* 2: B+-tree leaves keep values in slots (btree.c);
-                      * 3: so do CO B-tree segments (h_co_slots) */
+#define TF_FORMAT 4u /* 2: B+-tree leaves keep values in slots (btree.c);
+                      * 3: so do CO B-tree segments;
+                      * 4: CO B-tree values in a heap that never moves
+                      * them (h_co_heap), segments as records */
 #define TF_PAGE 4096u
 #define TF_DATA (2u * TF_PAGE) /* first allocatable byte */
 #define TF_MAX_FREE 200
+#define TF_HEAP_CHUNKS 32u /* CO B-tree value heap chunks: 64 << 31 values */
 
 enum tf_kind { TF_BTREE = 1, TF_COBTREE = 2 };
 
@@ -42,15 +45,18 @@ struct tf_header {
     uint32_t h_bt_height;    /* levels, 1 = the root is a leaf */
     uint32_t h_pad2;
     /* CO B-tree: the packed memory array and its index */
-    uint64_t h_co_keys;      /* uint64_t[capacity] */
-    uint64_t h_co_vals;      /* value_bytes * capacity */
-    uint64_t h_co_cnt;       /* uint32_t[segments]: elements per segment */
+    uint64_t h_co_recs;      /* segment records: count, keys, heap
+                              * indexes of each segment (cobtree.h) */
     uint64_t h_co_index;     /* struct co_node[2*segments-1], vEB order */
     uint64_t h_co_capacity;  /* slots = segments * seg_slots */
     uint32_t h_co_seg_slots; /* slots per segment, a power of two */
     uint32_t h_co_lg_segs;   /* log2(segments) */
-    uint64_t h_co_slots;     /* uint16_t[capacity]: where in its segment's
-                              * values the value of each key position is */
+    /* CO B-tree value heap: entries [0, h_co_heap_used) are live; chunk k
+     * holds CO_HEAP_BASE << k entries (cobtree.h) */
+    uint64_t h_co_heap_used;
+    uint32_t h_co_heap_chunks; /* chunks allocated */
+    uint32_t h_pad3;
+    uint64_t h_co_heap[TF_HEAP_CHUNKS]; /* chunk offsets */
 };
 
 struct tf_extent {
