@@ -253,6 +253,7 @@ void *xMmap(const char *name, size_t length)
     if ((size_t)st.st_size < length &&
         xos.ftruncate(e->xe_fd, (off_t)length) != 0)
         goto fail;
+    (void)xos.fadvise(e->xe_fd, 0, 0, POSIX_FADV_RANDOM); /* a hint */
     e->xe_name = strdup(name);
     if (e->xe_name == NULL)
         goto fail;

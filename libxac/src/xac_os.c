@@ -95,6 +95,7 @@ static const struct xos_table xos_default = {
     .futex = os_futex,
     .userfaultfd = os_userfaultfd,
     .ioctl = os_ioctl,
+    .fadvise = posix_fadvise,
 };
 
 struct xos_table xos = xos_default;

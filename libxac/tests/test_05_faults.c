@@ -1,6 +1,8 @@
 /* test_05_faults: real bugs still crash; failed system calls surface. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "support/testhelp.h"
@@ -40,6 +42,25 @@ static ssize_t eio_pwrite(int fd, const void *buf, size_t n, off_t off)
     return -1;
 }
 
+/* The data file's access hint, recorded, and refused: a hint that fails
+ * must not fail xMmap. */
+static int advised_fd = -1, advised_how = -1;
+static int refuse_fadvise(int fd, off_t off, off_t len, int advice)
+{
+    (void)off;
+    (void)len;
+    advised_fd = fd;
+    advised_how = advice;
+    return EINVAL;
+}
+
+static int same_file(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+           a.st_dev == b.st_dev;
+}
+
 int main(void)
 {
     void *hole;
@@ -72,6 +93,25 @@ int main(void)
     test_cond("the failed commit's private copy is gone",
               seg[0] == 0 && xend() == COMMITTED);
     E(xShutdown());
+
+    E(xInit(".", NONDURABLE));
+    xos.fadvise = refuse_fadvise;
+    seg = xMmap("u.db", 4 * PAGESIZE);
+    test_cond("xMmap succeeds although its access hint fails",
+              seg != MAP_FAILED);
+    test_cond("xMmap asks for random access on the data file",
+              advised_how == POSIX_FADV_RANDOM &&
+                  same_file(advised_fd, "u.db"));
+    xos_reset();
+    if (seg != MAP_FAILED) {
+        E(xbegin());
+        seg[1] = 9;
+        test_cond("the segment works after the failed hint",
+                  xend() == COMMITTED);
+    }
+    E(xShutdown());
+    test_cond("the commit reached the data file",
+              tu_int_at("u.db", sizeof(int)) == 9);
     munmap(hole, PAGESIZE);
     return test_report();
 }
