@@ -6,6 +6,7 @@
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
+#include "cobtree.h"
 #include "tfile.h"
 #include "tree.h"
 
@@ -117,7 +118,7 @@ int main(void)
     test_cond("two keys on one heap entry are noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    v0[1] = (uint32_t)h->h_co_heap_used;
+    v0[1] = 2000; /* the tree holds 2000 elements: entries 0..1999 */
     test_cond("a heap index past the live entries is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
@@ -130,11 +131,16 @@ int main(void)
     printf("# %s\n", why);
     v0[0] = v0[1];
     v0[1] = vsave;
-    h->h_co_heap_used++;
-    test_cond("more live heap entries than elements are noticed",
+    uint64_t hsave = h->h_co_heap_hint;
+    h->h_co_heap_hint = 2001;
+    test_cond("a heap hint past the elements is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    h->h_co_heap_used--;
+    h->h_co_heap_hint = 2000 - CO_HEAP_WINDOW - 1;
+    test_cond("a heap hint too far below the elements is noticed",
+              tr_check(t, why, sizeof why) != 0);
+    printf("# %s\n", why);
+    h->h_co_heap_hint = hsave;
     uint32_t csave = h->h_co_heap_chunks;
     h->h_co_heap_chunks = TF_HEAP_CHUNKS + 1;
     test_cond("a heap with too many chunks is noticed",

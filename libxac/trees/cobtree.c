@@ -137,14 +137,14 @@ static unsigned char *heap_val(const struct co_tree *t, uint64_t i)
     return (unsigned char *)(heap_key(t, i) + 1);
 }
 
-/* Make room for entry h_co_heap_used.  TR_EFULL if the file is full. */
-static int heap_reserve(struct co_tree *t)
+/* Make room for entry end.  TR_EFULL if the file is full. */
+static int heap_reserve(struct co_tree *t, uint64_t end)
 {
     struct tf_header *h = tf_header(t->co_s);
     uint64_t j, off;
-    uint32_t k = heap_where(h->h_co_heap_used, &j);
+    uint32_t k = heap_where(end, &j);
 
-    if (h->h_co_heap_used >= UINT32_MAX || k >= TF_HEAP_CHUNKS)
+    if (end >= UINT32_MAX || k >= TF_HEAP_CHUNKS)
         return TR_EFULL;
     if (k < h->h_co_heap_chunks)
         return 0;
@@ -160,14 +160,51 @@ static uint64_t co_locate(struct co_tree *t, const struct co_geo *g,
                           uint64_t key);
 static uint32_t co_lower(const uint64_t *keys, uint32_t n, uint64_t key);
 
-/* Entry ix's key left the array: move the last entry into its place and
- * repoint that entry's key, then give back a trailing chunk that is no
- * longer needed (only once the chunk before it is under half full, so
- * that a boundary does not allocate and free in turn). */
-static void heap_drop(struct co_tree *t, const struct co_geo *g, uint32_t ix)
+/* Is heap entry e live: does the key written in it own it?  Exact for
+ * any e: a stale key left in a dead entry either is not in the tree or
+ * owns another entry. */
+static int heap_owned(struct co_tree *t, const struct co_geo *g, uint64_t e)
+{
+    if (e >= heap_first(tf_header(t->co_s)->h_co_heap_chunks))
+        return 0;
+    uint64_t key = *heap_key(t, e), seg = co_locate(t, g, key);
+    const uint64_t *keys = co_keys(g, seg);
+    uint32_t n = *co_cnt(g, seg), i = co_lower(keys, n, key);
+    return i < n && keys[i] == key && co_vix(g, seg)[i] == e;
+}
+
+/* The heap's end n (entries [0, n) are live): this process's last end if
+ * it still holds, else a binary search of [hint, hint + window] (live
+ * entries come first, so "not live" is monotone). */
+static uint64_t heap_end(struct co_tree *t, const struct co_geo *g)
+{
+    uint64_t lo = tf_header(t->co_s)->h_co_heap_hint;
+    uint64_t hi = lo + CO_HEAP_WINDOW, c = t->co_end;
+
+    if (c >= lo && c <= hi && (c == 0 || heap_owned(t, g, c - 1)) &&
+        !heap_owned(t, g, c))
+        return c;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (heap_owned(t, g, mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    t->co_end = lo;
+    return lo;
+}
+
+/* Entry ix's key left the array, and end was the heap's end: move the
+ * last entry into the hole and repoint its key, keep the hint at or below
+ * the new end, then give back a trailing chunk that is no longer needed
+ * (only once the chunk before it is under half full, so that a boundary
+ * does not allocate and free in turn).  Returns the new end. */
+static uint64_t heap_drop(struct co_tree *t, const struct co_geo *g,
+                          uint32_t ix, uint64_t end)
 {
     struct tf_header *h = tf_header(t->co_s);
-    uint64_t last = h->h_co_heap_used - 1;
+    uint64_t last = end - 1;
     uint32_t k;
 
     if (ix != last) {
@@ -178,13 +215,16 @@ static void heap_drop(struct co_tree *t, const struct co_geo *g, uint32_t ix)
         memcpy(heap_val(t, ix), heap_val(t, last), t->co_vbytes);
         co_vix(g, seg)[p] = ix;
     }
-    h->h_co_heap_used = last;
+    if (h->h_co_heap_hint > last)
+        h->h_co_heap_hint = last;
+    t->co_end = last;
     k = h->h_co_heap_chunks;
     if (k >= 2 && last < heap_first(k - 2) + heap_entries(k - 2) / 2) {
         tf_free(t->co_s, h->h_co_heap[k - 1], heap_chunk_bytes(t, k - 1));
         h->h_co_heap[k - 1] = 0;
         h->h_co_heap_chunks = k - 1;
     }
+    return last;
 }
 
 void co_attach(struct co_tree *t, struct ts_store *s)
@@ -192,6 +232,7 @@ void co_attach(struct co_tree *t, struct ts_store *s)
     t->co_s = s;
     t->co_vbytes = tf_header(s)->h_value_bytes;
     t->co_veb.v_height = 0;
+    t->co_end = 0;
 }
 
 /* Recompute index leaves for segments [a, b) and their ancestors,
@@ -386,7 +427,7 @@ int co_format(struct ts_store *s)
     h->h_co_capacity = cap;
     h->h_co_seg_slots = S;
     h->h_co_lg_segs = co_lg(segs);
-    h->h_co_heap_used = 0;
+    h->h_co_heap_hint = 0;
     h->h_co_heap_chunks = 0;
     memset(h->h_co_heap, 0, sizeof h->h_co_heap);
     co_attach(&t, s);
@@ -461,40 +502,45 @@ int co_insert(struct co_tree *t, uint64_t key, const void *val)
         memcpy(heap_val(t, co_vix(&g, seg)[i]), val, t->co_vbytes);
         return 1;
     }
-    if ((rc = heap_reserve(t)) != 0)
+    uint64_t end = heap_end(t, &g);
+    if ((rc = heap_reserve(t, end)) != 0)
         return rc;
-    /* The entry is written first and counted last: if the array cannot
-     * grow, nothing refers to it and the tree is unchanged. */
-    ix = (uint32_t)h->h_co_heap_used;
+    /* The entry is written first and becomes live when its key owns it:
+     * if the array cannot grow, nothing refers to it and the tree is
+     * unchanged. */
+    ix = (uint32_t)end;
     *heap_key(t, ix) = key;
     memcpy(heap_val(t, ix), val, t->co_vbytes);
     if ((rc = co_place(t, &g, seg, i, key, ix)) != 0)
         return rc;
-    h->h_co_heap_used = (uint64_t)ix + 1;
+    t->co_end = end + 1;
+    if (end + 1 > h->h_co_heap_hint + CO_HEAP_WINDOW)
+        h->h_co_heap_hint = end + 1;
     return 0;
 }
 
 int co_delete(struct co_tree *t, uint64_t key)
 {
-    struct tf_header *h = tf_header(t->co_s);
     struct co_geo g;
     co_geo(t, &g);
     uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
     uint32_t *vix = co_vix(&g, seg);
     uint32_t n = *co_cnt(&g, seg), i = co_lower(keys, n, key), ix;
+    uint64_t end;
 
     if (i == n || keys[i] != key)
         return 0;
     ix = vix[i];
+    end = heap_end(t, &g); /* while entry ix is still live */
     memmove(&keys[i], &keys[i + 1], 8u * (n - i - 1));
     memmove(&vix[i], &vix[i + 1], 4u * (n - i - 1));
     *co_cnt(&g, seg) = n - 1;
     if (i == 0)
         co_fix(t, &g, seg, seg + 1);
-    heap_drop(t, &g, ix);
+    end = heap_drop(t, &g, ix, end);
     /* Halving needs room for the new extents; without it the array just
      * stays sparse. */
-    if (g.g_cap > CO_MIN_CAPACITY && h->h_co_heap_used < g.g_cap / 8)
+    if (g.g_cap > CO_MIN_CAPACITY && end < g.g_cap / 8)
         (void)co_resize(t, g.g_cap / 2, 0, 0, 0);
     return 1;
 }
@@ -525,16 +571,25 @@ long long co_range(struct co_tree *t, uint64_t lo, uint64_t hi,
     return visited;
 }
 
-/* Is the heap's bookkeeping inconsistent with the file?  (Which key
- * owns which entry is checked with the array, in co_check.) */
-static int heap_bad(const struct co_tree *t, char *why, size_t len)
+/* Is the heap's bookkeeping inconsistent with the file and with the n
+ * elements?  (Which key owns which entry: heap_owners_bad.) */
+static int heap_bad(const struct co_tree *t, uint64_t n, char *why,
+                    size_t len)
 {
     const struct tf_header *h = tf_header(t->co_s);
     uint32_t k, nk = h->h_co_heap_chunks;
 
-    if (nk > TF_HEAP_CHUNKS || h->h_co_heap_used > heap_first(nk)) {
-        snprintf(why, len, "CO B-tree: %llu heap entries in %u chunks",
-                 (unsigned long long)h->h_co_heap_used, nk);
+    if (nk > TF_HEAP_CHUNKS || n > heap_first(nk)) {
+        snprintf(why, len, "CO B-tree: %llu elements but heap entries for "
+                 "%llu (%u chunks)", (unsigned long long)n,
+                 nk > TF_HEAP_CHUNKS ? 0ull : (unsigned long long)heap_first(nk),
+                 nk);
+        return -1;
+    }
+    if (n < h->h_co_heap_hint || n > h->h_co_heap_hint + CO_HEAP_WINDOW) {
+        snprintf(why, len, "CO B-tree: %llu elements, outside the heap "
+                 "hint's window [%llu, +%u]", (unsigned long long)n,
+                 (unsigned long long)h->h_co_heap_hint, CO_HEAP_WINDOW);
         return -1;
     }
     for (k = 0; k < nk; k++)
@@ -547,23 +602,21 @@ static int heap_bad(const struct co_tree *t, char *why, size_t len)
     return 0;
 }
 
-/* Does every element own exactly one live heap entry, whose key is the
- * element's, and is every live entry owned? */
+/* Does each of the n elements own exactly one of the entries [0, n),
+ * whose key is the element's? */
 static int heap_owners_bad(const struct co_tree *t, const struct co_geo *g,
-                           char *why, size_t len)
+                           uint64_t n, char *why, size_t len)
 {
-    const struct tf_header *h = tf_header(t->co_s);
-    uint64_t used = h->h_co_heap_used, tot = 0;
-    unsigned char *seen = calloc(used / 8 + 1, 1);
+    unsigned char *seen = calloc(n / 8 + 1, 1);
     const char *bad = NULL;
 
     if (seen == NULL)
         abort();
     for (uint64_t s = 0; s < g->g_segs && bad == NULL; s++)
-        for (uint32_t i = 0; i < *co_cnt(g, s) && bad == NULL; i++, tot++) {
+        for (uint32_t i = 0; i < *co_cnt(g, s) && bad == NULL; i++) {
             uint64_t k = co_keys(g, s)[i];
             uint32_t ix = co_vix(g, s)[i];
-            bad = ix >= used ? "heap index past the live entries"
+            bad = ix >= n ? "heap index past the live entries"
                   : (seen[ix / 8] >> (ix % 8) & 1) != 0
                       ? "heap entry used twice"
                   : *heap_key(t, ix) != k ? "heap entry belongs to another key"
@@ -576,12 +629,6 @@ static int heap_owners_bad(const struct co_tree *t, const struct co_geo *g,
                          ix);
         }
     free(seen);
-    if (bad == NULL && tot != used) {
-        snprintf(why, len, "CO B-tree: %llu elements but %llu live heap "
-                 "entries", (unsigned long long)tot,
-                 (unsigned long long)used);
-        return -1;
-    }
     return bad != NULL ? -1 : 0;
 }
 
@@ -660,5 +707,7 @@ int co_check(struct co_tree *t, char *why, size_t len)
             return -1;
         }
     }
-    return heap_bad(t, why, len) != 0 ? -1 : heap_owners_bad(t, &g, why, len);
+    return heap_bad(t, tot, why, len) != 0
+               ? -1
+               : heap_owners_bad(t, &g, tot, why, len);
 }

@@ -20,8 +20,15 @@
  *                                 CO_HEAP_BASE << k entries, each the
  *                                 uint64_t key that owns it, then its
  *                                 value padded to 8 bytes.  Entries
- *                                 [0, used) are live, one per element
- *                                 (h_co_heap_used).  A value stays in
+ *                                 [0, n) are live, one per element.
+ *                                 Which ones is not stored: entry e is
+ *                                 live iff the key written in it owns it
+ *                                 (its vix is e), so the end n is found by
+ *                                 a binary search in [hint, hint + 64]
+ *                                 (h_co_heap_hint, rewritten once every
+ *                                 64 inserts: the header page, which every
+ *                                 operation reads, is not written by every
+ *                                 insert).  A value stays in
  *                                 its entry while its key is in the tree,
  *                                 so rebalances and resizes move only keys
  *                                 and indexes; a delete moves the last
@@ -50,7 +57,8 @@
  * whole array (segment by segment); every index leaf equals its segment's
  * (non-empty, first key) and every internal node the combination of its
  * children; n <= C, and n >= C/8 unless C = 64; every vix[i] is a live
- * heap entry, used once, whose key is keys[i], and n = used.
+ * heap entry (below n), used once, whose key is keys[i]; and
+ * hint <= n <= hint + CO_HEAP_WINDOW.
  *
  * Like btree.h these are serial functions run inside the caller's
  * transaction.  A rebalance gathers the window into a malloc()ed buffer,
@@ -67,6 +75,7 @@
 
 #define CO_MIN_CAPACITY 64u
 #define CO_HEAP_BASE 64u /* entries in heap chunk 0 */
+#define CO_HEAP_WINDOW 64u /* the heap's end lies within this of the hint */
 
 struct co_node {
     uint64_t cn_min;
@@ -77,6 +86,8 @@ struct co_tree {
     struct ts_store *co_s;
     uint32_t co_vbytes;
     struct veb co_veb; /* tables for the current index height */
+    uint64_t co_end;   /* the heap's end when this process last saw it: a
+                        * guess, checked before use */
 };
 
 int co_format(struct ts_store *s);

@@ -51,9 +51,10 @@ struct tf_header {
     uint64_t h_co_capacity;  /* slots = segments * seg_slots */
     uint32_t h_co_seg_slots; /* slots per segment, a power of two */
     uint32_t h_co_lg_segs;   /* log2(segments) */
-    /* CO B-tree value heap: entries [0, h_co_heap_used) are live; chunk k
-     * holds CO_HEAP_BASE << k entries (cobtree.h) */
-    uint64_t h_co_heap_used;
+    /* CO B-tree value heap (cobtree.h): entries [0, n) are live, n the
+     * number of elements, and n lies in [hint, hint + CO_HEAP_WINDOW];
+     * chunk k holds CO_HEAP_BASE << k entries */
+    uint64_t h_co_heap_hint;
     uint32_t h_co_heap_chunks; /* chunks allocated */
     uint32_t h_pad3;
     uint64_t h_co_heap[TF_HEAP_CHUNKS]; /* chunk offsets */
