@@ -118,7 +118,10 @@ int main(void)
     test_cond("two keys on one heap entry are noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    v0[1] = 2000; /* the tree holds 2000 elements: entries 0..1999 */
+    /* One process inserted all 2000 elements: one lane, entries 0..1999. */
+    uint32_t lane = CO_VIX_LANE(v0[0]);
+    struct tf_heap_lane *ln = &h->h_co_lane[lane];
+    v0[1] = CO_VIX(lane, 2000);
     test_cond("a heap index past the live entries is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
@@ -131,28 +134,28 @@ int main(void)
     printf("# %s\n", why);
     v0[0] = v0[1];
     v0[1] = vsave;
-    uint64_t hsave = h->h_co_heap_hint;
-    h->h_co_heap_hint = 2001;
+    uint64_t hsave = ln->l_hint;
+    ln->l_hint = 2001;
     test_cond("a heap hint past the elements is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    h->h_co_heap_hint = 2000 - CO_HEAP_WINDOW - 1;
+    ln->l_hint = 2000 - CO_HEAP_WINDOW - 1;
     test_cond("a heap hint too far below the elements is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    h->h_co_heap_hint = hsave;
-    uint32_t csave = h->h_co_heap_chunks;
-    h->h_co_heap_chunks = TF_HEAP_CHUNKS + 1;
+    ln->l_hint = hsave;
+    uint32_t csave = ln->l_chunks;
+    ln->l_chunks = TF_HEAP_CHUNKS + 1;
     test_cond("a heap with too many chunks is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    h->h_co_heap_chunks = csave;
-    uint64_t osave = h->h_co_heap[0];
-    h->h_co_heap[0] = h->h_file_bytes - 4096;
+    ln->l_chunks = csave;
+    uint64_t osave = ln->l_chunk[0];
+    ln->l_chunk[0] = h->h_file_bytes - 4096;
     test_cond("a heap chunk outside the file is noticed",
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
-    h->h_co_heap[0] = osave;
+    ln->l_chunk[0] = osave;
     test_cond("restored CO B-tree checks clean",
               tr_check(t, why, sizeof why) == 0);
     tr_close(t);

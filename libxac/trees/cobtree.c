@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "terr.h"
 #include "tfile.h"
@@ -90,10 +91,17 @@ static uint32_t *co_vix(const struct co_geo *g, uint64_t s)
  * Values live in a heap apart from the packed memory array and never move
  * while their key is in the tree: a rebalance or a resize moves 8-byte
  * keys and 4-byte heap indexes, so the log records those, not values
- * (docs/trees.md).  Chunk k holds CO_HEAP_BASE << k entries; an entry is
- * the key that owns it (for delete and the checker) followed by the value,
- * padded to 8 bytes, so an insert writes one place.  Entries [0, used) are
- * live; a delete moves the last entry into the hole. */
+ * (docs/trees.md).  The heap is split into lanes, one per process (modulo
+ * TF_HEAP_LANES), each appended to at its own end.  In a lane, chunk k
+ * holds CO_HEAP_BASE << k entries; an entry is the key that owns it (for
+ * delete, the checker and finding the end) followed by the value, padded
+ * to 8 bytes, so an insert writes one place.  A lane's entries [0, n) are
+ * live; a delete moves the lane's last entry into the hole. */
+
+_Static_assert(TF_HEAP_LANES <= 1u << (32 - CO_LANE_SHIFT), "lane bits");
+_Static_assert((uint64_t)CO_HEAP_BASE * ((1ull << TF_HEAP_CHUNKS) - 1) <=
+                   1ull << CO_LANE_SHIFT,
+               "a lane's entries fit in a vix");
 
 static uint64_t heap_entries(uint32_t k)
 {
@@ -124,35 +132,41 @@ static uint32_t heap_where(uint64_t i, uint64_t *j)
     return k;
 }
 
-static uint64_t *heap_key(const struct co_tree *t, uint64_t i)
+static struct tf_heap_lane *heap_lane(const struct co_tree *t, uint32_t l)
+{
+    return &tf_header(t->co_s)->h_co_lane[l];
+}
+
+/* The entry vix names: its key, then its value. */
+static uint64_t *heap_key(const struct co_tree *t, uint32_t vix)
 {
     uint64_t j;
-    uint32_t k = heap_where(i, &j);
-    unsigned char *c = ts_at(t->co_s, tf_header(t->co_s)->h_co_heap[k]);
+    uint32_t k = heap_where(CO_VIX_ENTRY(vix), &j);
+    unsigned char *c = ts_at(t->co_s, heap_lane(t, CO_VIX_LANE(vix))->l_chunk[k]);
     return (uint64_t *)(void *)(c + j * heap_entry_bytes(t));
 }
 
-static unsigned char *heap_val(const struct co_tree *t, uint64_t i)
+static unsigned char *heap_val(const struct co_tree *t, uint32_t vix)
 {
-    return (unsigned char *)(heap_key(t, i) + 1);
+    return (unsigned char *)(heap_key(t, vix) + 1);
 }
 
-/* Make room for entry end.  TR_EFULL if the file is full. */
-static int heap_reserve(struct co_tree *t, uint64_t end)
+/* Make room for entry end of lane l.  TR_EFULL if the file is full. */
+static int heap_reserve(struct co_tree *t, uint32_t l, uint64_t end)
 {
-    struct tf_header *h = tf_header(t->co_s);
+    struct tf_heap_lane *ln = heap_lane(t, l);
     uint64_t j, off;
     uint32_t k = heap_where(end, &j);
 
-    if (end >= UINT32_MAX || k >= TF_HEAP_CHUNKS)
+    if (k >= TF_HEAP_CHUNKS)
         return TR_EFULL;
-    if (k < h->h_co_heap_chunks)
+    if (k < ln->l_chunks)
         return 0;
     off = tf_alloc(t->co_s, heap_chunk_bytes(t, k));
     if (off == 0)
         return TR_EFULL;
-    h->h_co_heap[k] = off;
-    h->h_co_heap_chunks = k + 1;
+    ln->l_chunk[k] = off;
+    ln->l_chunks = k + 1;
     return 0;
 }
 
@@ -160,71 +174,81 @@ static uint64_t co_locate(struct co_tree *t, const struct co_geo *g,
                           uint64_t key);
 static uint32_t co_lower(const uint64_t *keys, uint32_t n, uint64_t key);
 
-/* Is heap entry e live: does the key written in it own it?  Exact for
- * any e: a stale key left in a dead entry either is not in the tree or
- * owns another entry. */
-static int heap_owned(struct co_tree *t, const struct co_geo *g, uint64_t e)
+/* Is entry e of lane l live: does the key written in it own it?  Exact
+ * for any e: a stale key left in a dead entry either is not in the tree
+ * or owns another entry. */
+static int heap_owned(struct co_tree *t, const struct co_geo *g, uint32_t l,
+                      uint64_t e)
 {
-    if (e >= heap_first(tf_header(t->co_s)->h_co_heap_chunks))
+    if (e >= heap_first(heap_lane(t, l)->l_chunks))
         return 0;
-    uint64_t key = *heap_key(t, e), seg = co_locate(t, g, key);
+    uint64_t key = *heap_key(t, CO_VIX(l, e)), seg = co_locate(t, g, key);
     const uint64_t *keys = co_keys(g, seg);
     uint32_t n = *co_cnt(g, seg), i = co_lower(keys, n, key);
-    return i < n && keys[i] == key && co_vix(g, seg)[i] == e;
+    return i < n && keys[i] == key && co_vix(g, seg)[i] == CO_VIX(l, e);
 }
 
-/* The heap's end n (entries [0, n) are live): this process's last end if
+/* Lane l's end n (its entries [0, n) are live): this process's last end if
  * it still holds, else a binary search of [hint, hint + window] (live
  * entries come first, so "not live" is monotone). */
-static uint64_t heap_end(struct co_tree *t, const struct co_geo *g)
+static uint64_t heap_end(struct co_tree *t, const struct co_geo *g,
+                         uint32_t l)
 {
-    uint64_t lo = tf_header(t->co_s)->h_co_heap_hint;
-    uint64_t hi = lo + CO_HEAP_WINDOW, c = t->co_end;
+    uint64_t lo = heap_lane(t, l)->l_hint;
+    uint64_t hi = lo + CO_HEAP_WINDOW, c = t->co_end[l];
 
-    if (c >= lo && c <= hi && (c == 0 || heap_owned(t, g, c - 1)) &&
-        !heap_owned(t, g, c))
+    if (c >= lo && c <= hi && (c == 0 || heap_owned(t, g, l, c - 1)) &&
+        !heap_owned(t, g, l, c))
         return c;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (heap_owned(t, g, mid))
+        if (heap_owned(t, g, l, mid))
             lo = mid + 1;
         else
             hi = mid;
     }
-    t->co_end = lo;
+    t->co_end[l] = lo;
     return lo;
 }
 
-/* Entry ix's key left the array, and end was the heap's end: move the
- * last entry into the hole and repoint its key, keep the hint at or below
- * the new end, then give back a trailing chunk that is no longer needed
- * (only once the chunk before it is under half full, so that a boundary
- * does not allocate and free in turn).  Returns the new end. */
-static uint64_t heap_drop(struct co_tree *t, const struct co_geo *g,
-                          uint32_t ix, uint64_t end)
+/* The number of elements: the sum of the lanes' ends. */
+static uint64_t heap_total(struct co_tree *t, const struct co_geo *g)
 {
-    struct tf_header *h = tf_header(t->co_s);
-    uint64_t last = end - 1;
-    uint32_t k;
+    uint64_t n = 0;
+    for (uint32_t l = 0; l < TF_HEAP_LANES; l++)
+        n += heap_end(t, g, l);
+    return n;
+}
 
-    if (ix != last) {
-        uint64_t key = *heap_key(t, last);
+/* The entry vix names lost its key, and end was its lane's end: move the
+ * lane's last entry into the hole and repoint its key, keep the hint at or
+ * below the new end, then give back a trailing chunk that is no longer
+ * needed (only once the chunk before it is under half full, so that a
+ * boundary does not allocate and free in turn). */
+static void heap_drop(struct co_tree *t, const struct co_geo *g,
+                      uint32_t vix, uint64_t end)
+{
+    uint32_t l = CO_VIX_LANE(vix), k;
+    struct tf_heap_lane *ln = heap_lane(t, l);
+    uint64_t last = end - 1;
+
+    if (CO_VIX_ENTRY(vix) != last) {
+        uint64_t key = *heap_key(t, CO_VIX(l, last));
         uint64_t seg = co_locate(t, g, key);
         uint32_t p = co_lower(co_keys(g, seg), *co_cnt(g, seg), key);
-        *heap_key(t, ix) = key;
-        memcpy(heap_val(t, ix), heap_val(t, last), t->co_vbytes);
-        co_vix(g, seg)[p] = ix;
+        *heap_key(t, vix) = key;
+        memcpy(heap_val(t, vix), heap_val(t, CO_VIX(l, last)), t->co_vbytes);
+        co_vix(g, seg)[p] = vix;
     }
-    if (h->h_co_heap_hint > last)
-        h->h_co_heap_hint = last;
-    t->co_end = last;
-    k = h->h_co_heap_chunks;
+    if (ln->l_hint > last)
+        ln->l_hint = last;
+    t->co_end[l] = last;
+    k = ln->l_chunks;
     if (k >= 2 && last < heap_first(k - 2) + heap_entries(k - 2) / 2) {
-        tf_free(t->co_s, h->h_co_heap[k - 1], heap_chunk_bytes(t, k - 1));
-        h->h_co_heap[k - 1] = 0;
-        h->h_co_heap_chunks = k - 1;
+        tf_free(t->co_s, ln->l_chunk[k - 1], heap_chunk_bytes(t, k - 1));
+        ln->l_chunk[k - 1] = 0;
+        ln->l_chunks = k - 1;
     }
-    return last;
 }
 
 void co_attach(struct co_tree *t, struct ts_store *s)
@@ -232,7 +256,8 @@ void co_attach(struct co_tree *t, struct ts_store *s)
     t->co_s = s;
     t->co_vbytes = tf_header(s)->h_value_bytes;
     t->co_veb.v_height = 0;
-    t->co_end = 0;
+    t->co_lane = (uint32_t)getpid() % TF_HEAP_LANES;
+    memset(t->co_end, 0, sizeof t->co_end);
 }
 
 /* Recompute index leaves for segments [a, b) and their ancestors,
@@ -427,9 +452,7 @@ int co_format(struct ts_store *s)
     h->h_co_capacity = cap;
     h->h_co_seg_slots = S;
     h->h_co_lg_segs = co_lg(segs);
-    h->h_co_heap_hint = 0;
-    h->h_co_heap_chunks = 0;
-    memset(h->h_co_heap, 0, sizeof h->h_co_heap);
+    memset(h->h_co_lane, 0, sizeof h->h_co_lane);
     co_attach(&t, s);
     struct co_geo g;
     co_geo(&t, &g);
@@ -491,7 +514,6 @@ static int co_place(struct co_tree *t, const struct co_geo *g, uint64_t seg,
 
 int co_insert(struct co_tree *t, uint64_t key, const void *val)
 {
-    struct tf_header *h = tf_header(t->co_s);
     struct co_geo g;
     co_geo(t, &g);
     uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
@@ -502,20 +524,21 @@ int co_insert(struct co_tree *t, uint64_t key, const void *val)
         memcpy(heap_val(t, co_vix(&g, seg)[i]), val, t->co_vbytes);
         return 1;
     }
-    uint64_t end = heap_end(t, &g);
-    if ((rc = heap_reserve(t, end)) != 0)
+    uint32_t l = t->co_lane;
+    uint64_t end = heap_end(t, &g, l);
+    if ((rc = heap_reserve(t, l, end)) != 0)
         return rc;
     /* The entry is written first and becomes live when its key owns it:
      * if the array cannot grow, nothing refers to it and the tree is
      * unchanged. */
-    ix = (uint32_t)end;
+    ix = CO_VIX(l, end);
     *heap_key(t, ix) = key;
     memcpy(heap_val(t, ix), val, t->co_vbytes);
     if ((rc = co_place(t, &g, seg, i, key, ix)) != 0)
         return rc;
-    t->co_end = end + 1;
-    if (end + 1 > h->h_co_heap_hint + CO_HEAP_WINDOW)
-        h->h_co_heap_hint = end + 1;
+    t->co_end[l] = end + 1;
+    if (end + 1 > heap_lane(t, l)->l_hint + CO_HEAP_WINDOW)
+        heap_lane(t, l)->l_hint = end + 1;
     return 0;
 }
 
@@ -531,16 +554,16 @@ int co_delete(struct co_tree *t, uint64_t key)
     if (i == n || keys[i] != key)
         return 0;
     ix = vix[i];
-    end = heap_end(t, &g); /* while entry ix is still live */
+    end = heap_end(t, &g, CO_VIX_LANE(ix)); /* while entry ix is live */
     memmove(&keys[i], &keys[i + 1], 8u * (n - i - 1));
     memmove(&vix[i], &vix[i + 1], 4u * (n - i - 1));
     *co_cnt(&g, seg) = n - 1;
     if (i == 0)
         co_fix(t, &g, seg, seg + 1);
-    end = heap_drop(t, &g, ix, end);
+    heap_drop(t, &g, ix, end);
     /* Halving needs room for the new extents; without it the array just
      * stays sparse. */
-    if (g.g_cap > CO_MIN_CAPACITY && end < g.g_cap / 8)
+    if (g.g_cap > CO_MIN_CAPACITY && heap_total(t, &g) < g.g_cap / 8)
         (void)co_resize(t, g.g_cap / 2, 0, 0, 0);
     return 1;
 }
@@ -571,64 +594,77 @@ long long co_range(struct co_tree *t, uint64_t lo, uint64_t hi,
     return visited;
 }
 
-/* Is the heap's bookkeeping inconsistent with the file and with the n
- * elements?  (Which key owns which entry: heap_owners_bad.) */
-static int heap_bad(const struct co_tree *t, uint64_t n, char *why,
-                    size_t len)
+/* Is lane l's bookkeeping inconsistent with the file and with the n
+ * elements that name it?  (Which key owns which entry: heap_owners_bad.) */
+static int lane_bad(const struct co_tree *t, uint32_t l, uint64_t n,
+                    char *why, size_t len)
 {
-    const struct tf_header *h = tf_header(t->co_s);
-    uint32_t k, nk = h->h_co_heap_chunks;
+    const struct tf_heap_lane *ln = heap_lane(t, l);
+    uint32_t k, nk = ln->l_chunks;
 
     if (nk > TF_HEAP_CHUNKS || n > heap_first(nk)) {
-        snprintf(why, len, "CO B-tree: %llu elements but heap entries for "
-                 "%llu (%u chunks)", (unsigned long long)n,
-                 nk > TF_HEAP_CHUNKS ? 0ull : (unsigned long long)heap_first(nk),
-                 nk);
+        snprintf(why, len, "CO B-tree: heap lane %u has %u chunks for %llu "
+                 "elements", l, nk, (unsigned long long)n);
         return -1;
     }
-    if (n < h->h_co_heap_hint || n > h->h_co_heap_hint + CO_HEAP_WINDOW) {
-        snprintf(why, len, "CO B-tree: %llu elements, outside the heap "
-                 "hint's window [%llu, +%u]", (unsigned long long)n,
-                 (unsigned long long)h->h_co_heap_hint, CO_HEAP_WINDOW);
+    if (n < ln->l_hint || n > ln->l_hint + CO_HEAP_WINDOW) {
+        snprintf(why, len, "CO B-tree: heap lane %u holds %llu elements, "
+                 "outside its hint's window [%llu, +%u]", l,
+                 (unsigned long long)n, (unsigned long long)ln->l_hint,
+                 CO_HEAP_WINDOW);
         return -1;
     }
     for (k = 0; k < nk; k++)
-        if (h->h_co_heap[k] < TF_DATA ||
-            h->h_co_heap[k] + heap_chunk_bytes(t, k) > h->h_file_bytes) {
-            snprintf(why, len, "CO B-tree: heap chunk %u lies outside the "
-                     "file", k);
+        if (ln->l_chunk[k] < TF_DATA ||
+            ln->l_chunk[k] + heap_chunk_bytes(t, k) >
+                tf_header(t->co_s)->h_file_bytes) {
+            snprintf(why, len, "CO B-tree: heap lane %u chunk %u lies "
+                     "outside the file", l, k);
             return -1;
         }
     return 0;
 }
 
-/* Does each of the n elements own exactly one of the entries [0, n),
- * whose key is the element's? */
-static int heap_owners_bad(const struct co_tree *t, const struct co_geo *g,
-                           uint64_t n, char *why, size_t len)
+/* Does every lane's bookkeeping hold, and does each element own exactly
+ * one live entry of its lane, whose key is the element's? */
+static int heap_bad(const struct co_tree *t, const struct co_geo *g,
+                    char *why, size_t len)
 {
-    unsigned char *seen = calloc(n / 8 + 1, 1);
+    uint64_t n[TF_HEAP_LANES] = {0};
+    unsigned char *seen[TF_HEAP_LANES] = {NULL};
     const char *bad = NULL;
+    uint32_t l;
 
-    if (seen == NULL)
-        abort();
+    for (uint64_t s = 0; s < g->g_segs; s++)
+        for (uint32_t i = 0; i < *co_cnt(g, s); i++)
+            if (CO_VIX_LANE(co_vix(g, s)[i]) < TF_HEAP_LANES)
+                n[CO_VIX_LANE(co_vix(g, s)[i])]++;
+    for (l = 0; l < TF_HEAP_LANES; l++)
+        if (lane_bad(t, l, n[l], why, len) != 0)
+            return -1;
+    for (l = 0; l < TF_HEAP_LANES; l++)
+        if ((seen[l] = calloc(n[l] / 8 + 1, 1)) == NULL)
+            abort();
     for (uint64_t s = 0; s < g->g_segs && bad == NULL; s++)
         for (uint32_t i = 0; i < *co_cnt(g, s) && bad == NULL; i++) {
             uint64_t k = co_keys(g, s)[i];
-            uint32_t ix = co_vix(g, s)[i];
-            bad = ix >= n ? "heap index past the live entries"
-                  : (seen[ix / 8] >> (ix % 8) & 1) != 0
+            uint32_t ix = co_vix(g, s)[i], e = CO_VIX_ENTRY(ix);
+            l = CO_VIX_LANE(ix);
+            bad = l >= TF_HEAP_LANES || e >= n[l]
+                      ? "heap index past its lane's live entries"
+                  : (seen[l][e / 8] >> (e % 8) & 1) != 0
                       ? "heap entry used twice"
                   : *heap_key(t, ix) != k ? "heap entry belongs to another key"
                                           : NULL;
             if (bad == NULL)
-                seen[ix / 8] |= (unsigned char)(1u << (ix % 8));
+                seen[l][e / 8] |= (unsigned char)(1u << (e % 8));
             else
                 snprintf(why, len, "CO B-tree: %s at segment %llu slot %u "
-                         "(heap index %u)", bad, (unsigned long long)s, i,
+                         "(heap index %#x)", bad, (unsigned long long)s, i,
                          ix);
         }
-    free(seen);
+    for (l = 0; l < TF_HEAP_LANES; l++)
+        free(seen[l]);
     return bad != NULL ? -1 : 0;
 }
 
@@ -707,7 +743,5 @@ int co_check(struct co_tree *t, char *why, size_t len)
             return -1;
         }
     }
-    return heap_bad(t, tot, why, len) != 0
-               ? -1
-               : heap_owners_bad(t, &g, tot, why, len);
+    return heap_bad(t, &g, why, len);
 }

@@ -16,23 +16,27 @@
  *                                 (leaf s is segment s), vEB order (veb.h);
  *                                 a node holds the smallest key under it
  *                                 and whether anything is under it
- *   heap   chunks of entries      chunk k (h_co_heap[k]) holds
- *                                 CO_HEAP_BASE << k entries, each the
- *                                 uint64_t key that owns it, then its
- *                                 value padded to 8 bytes.  Entries
- *                                 [0, n) are live, one per element.
- *                                 Which ones is not stored: entry e is
- *                                 live iff the key written in it owns it
- *                                 (its vix is e), so the end n is found by
- *                                 a binary search in [hint, hint + 64]
- *                                 (h_co_heap_hint, rewritten once every
- *                                 64 inserts: the header page, which every
- *                                 operation reads, is not written by every
- *                                 insert).  A value stays in
- *                                 its entry while its key is in the tree,
- *                                 so rebalances and resizes move only keys
- *                                 and indexes; a delete moves the last
- *                                 entry into the freed one.
+ *   heap   TF_HEAP_LANES lanes    each lane a heap of its own (in
+ *                                 h_co_lane): chunk k holds CO_HEAP_BASE
+ *                                 << k entries, each the uint64_t key that
+ *                                 owns it, then its value padded to 8
+ *                                 bytes.  A process appends to lane
+ *                                 pid % TF_HEAP_LANES, so processes that
+ *                                 insert at once write different pages.
+ *                                 vix = lane << 29 | entry.  A lane's
+ *                                 entries [0, n) are live.  Which ones is
+ *                                 not stored: entry e is live iff the key
+ *                                 written in it owns it (its vix names e),
+ *                                 so the end n is found by a binary search
+ *                                 in [hint, hint + 64] (l_hint, rewritten
+ *                                 once every 64 inserts into the lane: the
+ *                                 header page, which every operation
+ *                                 reads, is not written by every insert).
+ *                                 A value stays in its entry while its key
+ *                                 is in the tree, so rebalances and
+ *                                 resizes move only keys and indexes; a
+ *                                 delete moves the lane's last entry into
+ *                                 the freed one.
  *
  * S = max(8, next power of two >= lg C), M a power of two, C >= 64.
  *
@@ -57,8 +61,8 @@
  * whole array (segment by segment); every index leaf equals its segment's
  * (non-empty, first key) and every internal node the combination of its
  * children; n <= C, and n >= C/8 unless C = 64; every vix[i] is a live
- * heap entry (below n), used once, whose key is keys[i]; and
- * hint <= n <= hint + CO_HEAP_WINDOW.
+ * entry of its lane (below that lane's n), used once, whose key is
+ * keys[i]; and every lane's hint <= n <= hint + CO_HEAP_WINDOW.
  *
  * Like btree.h these are serial functions run inside the caller's
  * transaction.  A rebalance gathers the window into a malloc()ed buffer,
@@ -70,12 +74,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tfile.h"
 #include "tstore.h"
 #include "veb.h"
 
 #define CO_MIN_CAPACITY 64u
 #define CO_HEAP_BASE 64u /* entries in heap chunk 0 */
-#define CO_HEAP_WINDOW 64u /* the heap's end lies within this of the hint */
+#define CO_HEAP_WINDOW 64u /* a lane's end lies within this of its hint */
+#define CO_LANE_SHIFT 29      /* vix: lane in the top 3 bits, then entry */
+#define CO_VIX(lane, e) ((uint32_t)(lane) << CO_LANE_SHIFT | (uint32_t)(e))
+#define CO_VIX_LANE(v) ((uint32_t)(v) >> CO_LANE_SHIFT)
+#define CO_VIX_ENTRY(v) ((uint32_t)(v) & ((1u << CO_LANE_SHIFT) - 1))
 
 struct co_node {
     uint64_t cn_min;
@@ -86,8 +95,9 @@ struct co_tree {
     struct ts_store *co_s;
     uint32_t co_vbytes;
     struct veb co_veb; /* tables for the current index height */
-    uint64_t co_end;   /* the heap's end when this process last saw it: a
-                        * guess, checked before use */
+    uint32_t co_lane;  /* the heap lane this process appends to */
+    uint64_t co_end[TF_HEAP_LANES]; /* each lane's end when this process
+                                     * last saw it: guesses, checked */
 };
 
 int co_format(struct ts_store *s);

@@ -27,9 +27,20 @@
 #define TF_PAGE 4096u
 #define TF_DATA (2u * TF_PAGE) /* first allocatable byte */
 #define TF_MAX_FREE 200
-#define TF_HEAP_CHUNKS 32u /* CO B-tree value heap chunks: 64 << 31 values */
+#define TF_HEAP_CHUNKS 23u /* chunks of a CO B-tree heap lane: 64 << 22 */
+#define TF_HEAP_LANES 8u   /* CO B-tree heap lanes */
 
 enum tf_kind { TF_BTREE = 1, TF_COBTREE = 2 };
+
+/* One lane of the CO B-tree's value heap (cobtree.h): its entries
+ * [0, n) are live, n lies in [l_hint, l_hint + CO_HEAP_WINDOW], and chunk
+ * k holds CO_HEAP_BASE << k entries. */
+struct tf_heap_lane {
+    uint64_t l_hint;
+    uint32_t l_chunks; /* chunks allocated */
+    uint32_t l_pad;
+    uint64_t l_chunk[TF_HEAP_CHUNKS]; /* chunk offsets */
+};
 
 struct tf_header {
     uint64_t h_magic;
@@ -51,14 +62,11 @@ struct tf_header {
     uint64_t h_co_capacity;  /* slots = segments * seg_slots */
     uint32_t h_co_seg_slots; /* slots per segment, a power of two */
     uint32_t h_co_lg_segs;   /* log2(segments) */
-    /* CO B-tree value heap (cobtree.h): entries [0, n) are live, n the
-     * number of elements, and n lies in [hint, hint + CO_HEAP_WINDOW];
-     * chunk k holds CO_HEAP_BASE << k entries */
-    uint64_t h_co_heap_hint;
-    uint32_t h_co_heap_chunks; /* chunks allocated */
-    uint32_t h_pad3;
-    uint64_t h_co_heap[TF_HEAP_CHUNKS]; /* chunk offsets */
+    /* CO B-tree value heap (cobtree.h), in lanes */
+    struct tf_heap_lane h_co_lane[TF_HEAP_LANES];
 };
+
+_Static_assert(sizeof(struct tf_header) <= TF_PAGE, "the header is page 0");
 
 struct tf_extent {
     uint64_t e_off, e_len;
