@@ -33,6 +33,20 @@ static size_t ref_lower(uint64_t key)
     return lo;
 }
 
+/* Put a key the reference does not hold at its place i (ref_lower). */
+static void ref_add_at(size_t i, uint64_t key, uint64_t ver)
+{
+    memmove(&ref[i + 1], &ref[i], (nref - i) * sizeof *ref);
+    ref[i] = (struct ref){key, ver};
+    nref++;
+}
+
+static void ref_drop_at(size_t i)
+{
+    memmove(&ref[i], &ref[i + 1], (nref - i - 1) * sizeof *ref);
+    nref--;
+}
+
 static void value_of(uint64_t key, uint64_t ver, unsigned char *v, size_t n)
 {
     xb_workload_value(key * 31 + ver, v, n);
@@ -88,18 +102,15 @@ static long run_ops(tr_tree *t, size_t vbytes, int ops, uint64_t seed)
             int rc = tr_insert(t, key, v);
             if (rc != present)
                 bad++;
-            if (!present) {
-                memmove(&ref[i + 1], &ref[i], (nref - i) * sizeof *ref);
-                nref++;
-            }
-            ref[i] = (struct ref){key, ver};
+            if (present)
+                ref[i].ver = ver;
+            else
+                ref_add_at(i, key, ver);
         } else if (r < 75) { /* delete */
             if (tr_delete(t, key) != present)
                 bad++;
-            if (present) {
-                memmove(&ref[i], &ref[i + 1], (nref - i - 1) * sizeof *ref);
-                nref--;
-            }
+            if (present)
+                ref_drop_at(i);
         } else if (r < 95) { /* search */
             int rc = tr_search(t, key, got);
             value_of(key, present ? ref[i].ver : 0, v, vbytes);
@@ -174,10 +185,7 @@ static void one(enum ts_kind sk, int advisory, enum tr_kind kind,
             value_of(key, 0, v, vbytes);
             if (tr_insert(t, key, v) != 0)
                 ok = 0;
-            size_t at = ref_lower(key);
-            memmove(&ref[at + 1], &ref[at], (nref - at) * sizeof *ref);
-            ref[at] = (struct ref){key, 0};
-            nref++;
+            ref_add_at(ref_lower(key), key, 0);
         }
         chk = tr_check(t, why, sizeof why);
         if (chk != 0)
@@ -194,8 +202,7 @@ static void one(enum ts_kind sk, int advisory, enum tr_kind kind,
         for (int d = 0; nref > UNIVERSE / 10 && ok; d++) {
             size_t at = (size_t)xb_rng_below(&rng, nref);
             ok = tr_delete(t, ref[at].key) == 1;
-            memmove(&ref[at], &ref[at + 1], (nref - at - 1) * sizeof *ref);
-            nref--;
+            ref_drop_at(at);
             if (d % 97 == 0 && tr_check(t, why, sizeof why) != 0) {
                 printf("# %s\n", why);
                 ok = 0;
@@ -203,12 +210,9 @@ static void one(enum ts_kind sk, int advisory, enum tr_kind kind,
         }
         for (uint64_t i = 0; i < UNIVERSE / 2 && ok; i++) {
             uint64_t key = key_of(i) + 1; /* odd: not among the others */
-            size_t at = ref_lower(key);
             value_of(key, 1, v, vbytes);
             ok = tr_insert(t, key, v) == 0;
-            memmove(&ref[at + 1], &ref[at], (nref - at) * sizeof *ref);
-            ref[at] = (struct ref){key, 1};
-            nref++;
+            ref_add_at(ref_lower(key), key, 1);
         }
         chk = tr_check(t, why, sizeof why);
         if (chk != 0)

@@ -19,22 +19,6 @@
 
 #define NP 16
 
-static int commit_add(int *x, size_t idx, int v)
-{
-    int rc;
-    for (;;) {
-        if ((rc = xbegin()) != 0)
-            return rc;
-        /* Declared access: valgrind resumes some faulting
-         * read-modify-writes with a wrong register (Makefile). */
-        setPageAccess(&x[idx], READ_WRITE);
-        x[idx] += v;
-        rc = xend();
-        if (rc != ABORTED)
-            return rc;
-    }
-}
-
 static void child_commits(void *arg)
 {
     int *x;
@@ -45,7 +29,7 @@ static void child_commits(void *arg)
     if (x == MAP_FAILED)
         _exit(4);
     for (int i = 0; i < 100; i++)
-        if (commit_add(x, (size_t)(i % NP) * (PAGESIZE / sizeof(int)), 1) !=
+        if (tu_commit_add(x, (size_t)(i % NP) * (PAGESIZE / sizeof(int)), 1) !=
             COMMITTED)
             _exit(5);
     _exit(0); /* no xShutdown: the data file may lack the commits */
@@ -78,7 +62,7 @@ static void child_leader(void *arg)
     if (x == MAP_FAILED)
         _exit(4);
     xos.fdatasync = slow_sync;
-    commit_add(x, 9 * (PAGESIZE / sizeof(int)), 1);
+    tu_commit_add(x, 9 * (PAGESIZE / sizeof(int)), 1);
     _exit(5);
 }
 
@@ -133,7 +117,7 @@ int main(void)
     test_cond("xInit DURABLE", xInit("ctl", DURABLE) == 0);
     x = xMmap("d.db", NP * PAGESIZE);
     test_cond("xMmap", x != MAP_FAILED);
-    test_cond("a commit", commit_add(x, 0, 7) == COMMITTED);
+    test_cond("a commit", tu_commit_add(x, 0, 7) == COMMITTED);
     E(xStats(&st));
     test_cond("it wrote one record", st.log_records == 1 && st.log_bytes > 0);
     b0 = st.log_bytes;
@@ -166,17 +150,17 @@ int main(void)
     /* Selectable sync method, counted through the OS table. */
     xos.fdatasync = count_sync;
     nsync = 0;
-    test_cond("commit with fdatasync", commit_add(x, 1, 1) == COMMITTED);
+    test_cond("commit with fdatasync", tu_commit_add(x, 1, 1) == COMMITTED);
     test_cond("one fdatasync per lone commit", nsync == 1);
     xos_reset();
     test_cond("xSetSyncMethod(fsync)", xSetSyncMethod(XAC_SYNC_FSYNC) == 0);
     xos.fsync = count_sync;
     nsync = 0;
-    test_cond("commit with fsync", commit_add(x, 1, 1) == COMMITTED &&
+    test_cond("commit with fsync", tu_commit_add(x, 1, 1) == COMMITTED &&
                                        nsync == 1);
     xos_reset();
     test_cond("xSetSyncMethod(dsync)", xSetSyncMethod(XAC_SYNC_DSYNC) == 0);
-    test_cond("commit with O_DSYNC", commit_add(x, 1, 1) == COMMITTED);
+    test_cond("commit with O_DSYNC", tu_commit_add(x, 1, 1) == COMMITTED);
     test_cond("xSetSyncMethod rejects junk", xSetSyncMethod(7) == XAC_EINVAL);
     E(xSetSyncMethod(XAC_SYNC_FDATASYNC));
 
@@ -237,7 +221,7 @@ int main(void)
               xInit("ctl", DURABLE) == 0);
     x = xMmap("d.db", NP * PAGESIZE);
     test_cond("xMmap", x != MAP_FAILED);
-    test_cond("commits work again", commit_add(x, 2, 1) == COMMITTED);
+    test_cond("commits work again", tu_commit_add(x, 2, 1) == COMMITTED);
     E(xStats(&st));
     test_cond("not failed any more", !st.failed);
 
@@ -259,7 +243,7 @@ int main(void)
         close(pfd[0]);
         close(pfd[1]);
         test_cond("a commit after the leader died",
-                  commit_add(x, 3, 1) == COMMITTED);
+                  tu_commit_add(x, 3, 1) == COMMITTED);
         E(xbeginQuery());
         setPageAccess(&x[3], READ);
         ok = x[3] == 1;
@@ -272,7 +256,7 @@ int main(void)
     E(xInit("ctl", DURABLE));
     x = xMmap("d.db", NP * PAGESIZE);
     for (i = 0; i < 400; i++)
-        if (commit_add(x, (size_t)(i % NP) * (PAGESIZE / sizeof(int)) + 7,
+        if (tu_commit_add(x, (size_t)(i % NP) * (PAGESIZE / sizeof(int)) + 7,
                        i) != COMMITTED)
             break;
     test_cond("400 commits across rotations", i == 400);

@@ -19,16 +19,10 @@
 
 static int c2p[2];
 
+/* Add v to the first int of page n, in one committed transaction. */
 static int commit_page(int *x, int n, int v)
 {
-    int rc;
-    do {
-        if ((rc = xbegin()) != 0)
-            return rc;
-        *tu_page(x, n, READ_WRITE, 1) += v;
-        rc = xend();
-    } while (rc == ABORTED);
-    return rc;
+    return tu_commit_add(x, (size_t)n * tu_ipp(), v);
 }
 
 /* Begin a transaction on page 1, tell the parent, and commit it a moment

@@ -114,6 +114,20 @@ void tu_tell(int fd, char c)
         abort();
 }
 
+int tu_commit_add(int *x, size_t idx, int v)
+{
+    int rc;
+
+    do {
+        if ((rc = xbegin()) != 0)
+            return rc;
+        setPageAccess(&x[idx], READ_WRITE);
+        x[idx] += v;
+        rc = xend();
+    } while (rc == ABORTED);
+    return rc;
+}
+
 char tu_hear(int fd)
 {
     struct pollfd p = {fd, POLLIN, 0};

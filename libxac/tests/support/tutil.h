@@ -58,6 +58,11 @@ static inline int tu_peek(int *base, int n, int declare)
     return *(volatile int *)tu_page(base, n, READ, declare);
 }
 
+/* One transaction that adds v to x[idx] (its page declared READ_WRITE
+ * first, as tu_page does under valgrind), retried while it aborts.
+ * Returns xbegin's error or xend's result. */
+int tu_commit_add(int *x, size_t idx, int v);
+
 /* Send byte c down pipe fd to the other process (abort if it cannot). */
 void tu_tell(int fd, char c);
 
