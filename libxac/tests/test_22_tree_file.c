@@ -98,10 +98,10 @@ int main(void)
     h = tf_header(&s);
     /* Segment records (cobtree.h): count, pad, keys[S], heap indexes[S]. */
     unsigned char *recs = ts_at(&s, h->h_co_recs);
-    uint64_t S = h->h_co_seg_slots, recsz = 8 + 12 * S, seg = 0;
+    uint64_t S = h->h_co_seg_slots, recsz = CO_REC_BYTES(S), seg = 0;
     while (*(uint32_t *)(void *)(recs + seg * recsz) < 2)
         seg++;
-    uint64_t *k0 = (uint64_t *)(void *)(recs + seg * recsz + 8);
+    uint64_t *k0 = (uint64_t *)(void *)(recs + seg * recsz + CO_REC_KEYS);
     uint64_t save = k0[0];
     k0[0] = k0[1] - 1; /* still sorted, but the index is stale */
     test_cond("a stale vEB index node is noticed",
@@ -112,7 +112,7 @@ int main(void)
               tr_check(t, why, sizeof why) != 0);
     printf("# %s\n", why);
     k0[0] = save;
-    uint32_t *v0 = (uint32_t *)(void *)(recs + seg * recsz + 8 + 8 * S);
+    uint32_t *v0 = (uint32_t *)(void *)(recs + seg * recsz + CO_REC_VIX(S));
     uint32_t vsave = v0[1];
     v0[1] = v0[0];
     test_cond("two keys on one heap entry are noticed",

@@ -29,8 +29,7 @@ static void child_commits(void *arg)
     if (x == MAP_FAILED)
         _exit(4);
     for (int i = 0; i < 100; i++)
-        if (tu_commit_add(x, (size_t)(i % NP) * (PAGESIZE / sizeof(int)), 1) !=
-            COMMITTED)
+        if (tu_commit_add(x, (size_t)(i % NP) * tu_ipp(), 1) != COMMITTED)
             _exit(5);
     _exit(0); /* no xShutdown: the data file may lack the commits */
 }
@@ -62,7 +61,7 @@ static void child_leader(void *arg)
     if (x == MAP_FAILED)
         _exit(4);
     xos.fdatasync = slow_sync;
-    tu_commit_add(x, 9 * (PAGESIZE / sizeof(int)), 1);
+    tu_commit_add(x, 9 * tu_ipp(), 1);
     _exit(5);
 }
 
@@ -256,8 +255,8 @@ int main(void)
     E(xInit("ctl", DURABLE));
     x = xMmap("d.db", NP * PAGESIZE);
     for (i = 0; i < 400; i++)
-        if (tu_commit_add(x, (size_t)(i % NP) * (PAGESIZE / sizeof(int)) + 7,
-                       i) != COMMITTED)
+        if (tu_commit_add(x, (size_t)(i % NP) * tu_ipp() + 7, i) !=
+            COMMITTED)
             break;
     test_cond("400 commits across rotations", i == 400);
     test_cond("xCheckpoint", xCheckpoint() == 0);

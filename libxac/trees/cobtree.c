@@ -22,11 +22,6 @@ struct co_geo {
  * the index. */
 #define CO_NARRAYS 2
 
-/* Bytes of a segment record of S slots: count, pad, keys, heap indexes. */
-static uint64_t co_rec_bytes(uint32_t S)
-{
-    return 8 + 12 * (uint64_t)S;
-}
 
 static uint32_t co_seg_slots(uint64_t cap)
 {
@@ -54,7 +49,7 @@ static void co_geo(struct co_tree *t, struct co_geo *g)
     g->g_lg = h->h_co_lg_segs;
     g->g_segs = (uint64_t)1 << g->g_lg;
     g->g_recs = ts_at(t->co_s, h->h_co_recs);
-    g->g_recsz = co_rec_bytes(g->g_seg_slots);
+    g->g_recsz = CO_REC_BYTES(g->g_seg_slots);
     g->g_idx = ts_at(t->co_s, h->h_co_index);
     if (t->co_veb.v_height != (int)g->g_lg + 1)
         veb_init(&t->co_veb, (int)g->g_lg + 1);
@@ -65,7 +60,7 @@ static void co_lengths(uint64_t cap, uint64_t len[])
 {
     uint32_t S = co_seg_slots(cap);
     uint64_t segs = cap / S;
-    len[0] = segs * co_rec_bytes(S);
+    len[0] = segs * CO_REC_BYTES(S);
     len[1] = (2 * segs - 1) * sizeof(struct co_node);
 }
 
@@ -77,13 +72,13 @@ static uint32_t *co_cnt(const struct co_geo *g, uint64_t s)
 
 static uint64_t *co_keys(const struct co_geo *g, uint64_t s)
 {
-    return (uint64_t *)(void *)(g->g_recs + s * g->g_recsz + 8);
+    return (uint64_t *)(void *)(g->g_recs + s * g->g_recsz + CO_REC_KEYS);
 }
 
 static uint32_t *co_vix(const struct co_geo *g, uint64_t s)
 {
-    return (uint32_t *)(void *)(g->g_recs + s * g->g_recsz + 8 +
-                                8 * (uint64_t)g->g_seg_slots);
+    return (uint32_t *)(void *)(g->g_recs + s * g->g_recsz +
+                                CO_REC_VIX(g->g_seg_slots));
 }
 
 /* ---- the value heap --------------------------------------------------
@@ -142,7 +137,8 @@ static uint64_t *heap_key(const struct co_tree *t, uint32_t vix)
 {
     uint64_t j;
     uint32_t k = heap_where(CO_VIX_ENTRY(vix), &j);
-    unsigned char *c = ts_at(t->co_s, heap_lane(t, CO_VIX_LANE(vix))->l_chunk[k]);
+    uint64_t off = heap_lane(t, CO_VIX_LANE(vix))->l_chunk[k];
+    unsigned char *c = ts_at(t->co_s, off);
     return (uint64_t *)(void *)(c + j * heap_entry_bytes(t));
 }
 
@@ -170,9 +166,8 @@ static int heap_reserve(struct co_tree *t, uint32_t l, uint64_t end)
     return 0;
 }
 
-static uint64_t co_locate(struct co_tree *t, const struct co_geo *g,
-                          uint64_t key);
-static uint32_t co_lower(const uint64_t *keys, uint32_t n, uint64_t key);
+static int co_find(struct co_tree *t, const struct co_geo *g, uint64_t key,
+                   uint64_t *seg, uint32_t *i);
 
 /* Is entry e of lane l live: does the key written in it own it?  Exact
  * for any e: a stale key left in a dead entry either is not in the tree
@@ -182,10 +177,10 @@ static int heap_owned(struct co_tree *t, const struct co_geo *g, uint32_t l,
 {
     if (e >= heap_first(heap_lane(t, l)->l_chunks))
         return 0;
-    uint64_t key = *heap_key(t, CO_VIX(l, e)), seg = co_locate(t, g, key);
-    const uint64_t *keys = co_keys(g, seg);
-    uint32_t n = *co_cnt(g, seg), i = co_lower(keys, n, key);
-    return i < n && keys[i] == key && co_vix(g, seg)[i] == CO_VIX(l, e);
+    uint64_t seg;
+    uint32_t i;
+    return co_find(t, g, *heap_key(t, CO_VIX(l, e)), &seg, &i) &&
+           co_vix(g, seg)[i] == CO_VIX(l, e);
 }
 
 /* Lane l's end n (its entries [0, n) are live): this process's last end if
@@ -233,9 +228,9 @@ static void heap_drop(struct co_tree *t, const struct co_geo *g,
     uint64_t last = end - 1;
 
     if (CO_VIX_ENTRY(vix) != last) {
-        uint64_t key = *heap_key(t, CO_VIX(l, last));
-        uint64_t seg = co_locate(t, g, key);
-        uint32_t p = co_lower(co_keys(g, seg), *co_cnt(g, seg), key);
+        uint64_t key = *heap_key(t, CO_VIX(l, last)), seg;
+        uint32_t p;
+        (void)co_find(t, g, key, &seg, &p); /* a live entry's key is there */
         *heap_key(t, vix) = key;
         memcpy(heap_val(t, vix), heap_val(t, CO_VIX(l, last)), t->co_vbytes);
         co_vix(g, seg)[p] = vix;
@@ -327,6 +322,18 @@ static uint32_t co_lower(const uint64_t *keys, uint32_t n, uint64_t key)
             hi = mid;
     }
     return lo;
+}
+
+/* Where key is, or would go: its segment *seg and position *i in it.
+ * Returns 1 if the key is there. */
+static int co_find(struct co_tree *t, const struct co_geo *g, uint64_t key,
+                   uint64_t *seg, uint32_t *i)
+{
+    *seg = co_locate(t, g, key);
+    const uint64_t *keys = co_keys(g, *seg);
+    uint32_t n = *co_cnt(g, *seg);
+    *i = co_lower(keys, n, key);
+    return *i < n && keys[*i] == key;
 }
 
 /* A gathered run of elements in process memory: keys and heap indexes. */
@@ -467,9 +474,9 @@ int co_search(struct co_tree *t, uint64_t key, void *val)
 {
     struct co_geo g;
     co_geo(t, &g);
-    uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
-    uint32_t n = *co_cnt(&g, seg), i = co_lower(keys, n, key);
-    if (i == n || keys[i] != key)
+    uint64_t seg;
+    uint32_t i;
+    if (!co_find(t, &g, key, &seg, &i))
         return 0;
     if (val != NULL)
         memcpy(val, heap_val(t, co_vix(&g, seg)[i]), t->co_vbytes);
@@ -516,11 +523,11 @@ int co_insert(struct co_tree *t, uint64_t key, const void *val)
 {
     struct co_geo g;
     co_geo(t, &g);
-    uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
-    uint32_t n = *co_cnt(&g, seg), i = co_lower(keys, n, key), ix;
+    uint64_t seg;
+    uint32_t i, ix;
     int rc;
 
-    if (i < n && keys[i] == key) {
+    if (co_find(t, &g, key, &seg, &i)) {
         memcpy(heap_val(t, co_vix(&g, seg)[i]), val, t->co_vbytes);
         return 1;
     }
@@ -546,13 +553,13 @@ int co_delete(struct co_tree *t, uint64_t key)
 {
     struct co_geo g;
     co_geo(t, &g);
-    uint64_t seg = co_locate(t, &g, key), *keys = co_keys(&g, seg);
-    uint32_t *vix = co_vix(&g, seg);
-    uint32_t n = *co_cnt(&g, seg), i = co_lower(keys, n, key), ix;
-    uint64_t end;
+    uint64_t seg, end;
+    uint32_t i, ix;
 
-    if (i == n || keys[i] != key)
+    if (!co_find(t, &g, key, &seg, &i))
         return 0;
+    uint64_t *keys = co_keys(&g, seg);
+    uint32_t *vix = co_vix(&g, seg), n = *co_cnt(&g, seg);
     ix = vix[i];
     end = heap_end(t, &g, CO_VIX_LANE(ix)); /* while entry ix is live */
     memmove(&keys[i], &keys[i + 1], 8u * (n - i - 1));

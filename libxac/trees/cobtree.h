@@ -79,6 +79,11 @@
 #include "veb.h"
 
 #define CO_MIN_CAPACITY 64u
+/* A segment record of S slots (recs, above): byte offsets of its keys and
+ * heap indexes, and its size.  The count is at offset 0. */
+#define CO_REC_KEYS 8u
+#define CO_REC_VIX(S) (CO_REC_KEYS + 8u * (uint64_t)(S))
+#define CO_REC_BYTES(S) (CO_REC_VIX(S) + 4u * (uint64_t)(S))
 #define CO_HEAP_BASE 64u /* entries in heap chunk 0 */
 #define CO_HEAP_WINDOW 64u /* a lane's end lies within this of its hint */
 #define CO_LANE_SHIFT 29      /* vix: lane in the top 3 bits, then entry */
