@@ -479,6 +479,15 @@ struct xac_stats {
                                         *   writes to readable pages by
                                         *   userfaultfd write protection
                                         *   (XAC_UFFD); 0: by mprotect */
+    unsigned long long direct_commits; /**< of this process's commits,
+                                        *   those written straight into the
+                                        *   data file: no other transaction
+                                        *   was running (DURABLE: no other
+                                        *   process had the control
+                                        *   directory open either, and the
+                                        *   log was synced under the lock);
+                                        *   the others went through the
+                                        *   version pool */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

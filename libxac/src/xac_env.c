@@ -59,6 +59,8 @@ static void forget_parent(struct xac_env *e)
     if (e->xe_logfd >= 0 && e->xe_durable)
         xos.close(e->xe_logfd);
     free(e->xe_logbuf);
+    if (e->xe_before != NULL)
+        xos.munmap(e->xe_before, XAC_BEFORE_PAGES * e->xe_psize);
     free(e->xe_name);
     free(e->xe_dir);
     free(e->xe_buf);

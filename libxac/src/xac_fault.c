@@ -51,6 +51,8 @@ static void mark(struct xac_env *e, uint32_t pg, int st)
         XASSERT(e->xe_ntouched < e->xe_tcap);
         e->xe_touched[e->xe_ntouched++] = pg;
     }
+    if ((st & XP_LEVEL) == XP_WRITE && (cur & XP_LEVEL) != XP_WRITE)
+        xlog_keep_before(e, pg);
     e->xe_pstate[pg] = (uint8_t)((cur & XP_STICKY) | st);
 }
 

@@ -41,6 +41,12 @@ enum xac_pstate {
 
 /* Conflict policies (xSetPolicy in xac.h). */
 
+/* DURABLE: the first this many pages a transaction writes keep a copy of
+ * their before-images, taken when write access is granted (the page holds
+ * its snapshot version then), so that building the log record reads no
+ * file; pages beyond them are read back from the file or the pool. */
+#define XAC_BEFORE_PAGES 64
+
 /* Per-segment shared state: the segment file "xac.seg" (xac_mvcc.c). */
 struct xseg_hdr;
 struct xpe;
@@ -130,6 +136,12 @@ struct xac_env {
     uint64_t xe_log_limit;    /* rotate a log file beyond this size */
     uint64_t xe_log_alloc;    /* bytes allocated to log file xe_logno */
     unsigned xe_commit_delay_us; /* leader waits up to this for others */
+    char *xe_before;          /* XAC_BEFORE_PAGES pages (anonymous): the
+                               * versions written pages had when the
+                               * transaction was granted write access,
+                               * the before-images of its record */
+    uint32_t xe_bpage[XAC_BEFORE_PAGES]; /* the page of each image */
+    unsigned xe_nbefore;      /* images taken in this transaction */
     char *xe_logbuf;          /* the record being built */
     size_t xe_loglen, xe_logcap;
     uint64_t xe_logend;       /* LSN just past our newest record */
@@ -214,6 +226,9 @@ int xlog_recover(struct xac_env *e, int datafd, const char *path);
 /* At xInit(DURABLE): recover the file the checkpoint names if no other
  * process uses the directory.  0 or errno. */
 int xlog_recover_at_init(struct xac_env *e);
+/* Keep the before-image of pg, whose working copy holds its snapshot
+ * version and is about to become writable.  Async-signal-safe. */
+void xlog_keep_before(struct xac_env *e, uint32_t pg);
 /* Build the redo record of the writeset (before ch_lock).  0 or errno. */
 int xlog_prepare(struct xac_env *e);
 /* Append the prepared record with commit stamp c (under ch_lock); sets
@@ -226,6 +241,10 @@ int xlog_wait(struct xac_env *e, uint64_t end);
  * more until recovery. */
 void xlog_fail(struct xac_env *e);
 int xlog_failed(struct xac_env *e);
+/* As the only process attached, holding ch_lock: sync the log up to its
+ * tail now, without the group-commit wait.  0 or XAC_EIO (then the log is
+ * failed). */
+int xlog_sync_locked(struct xac_env *e);
 /* Make the log stable up to its tail. */
 int xlog_sync_all(struct xac_env *e);
 /* Record a checkpoint: the data file holds every commit up to stamp s and

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -303,6 +304,13 @@ int xlog_init(struct xac_env *e)
             return XAC_EINVAL;
         e->xe_log_limit = v;
     }
+    /* Best effort: without it, prepare reads every before-image back. */
+    e->xe_before = xos.mmap(NULL, XAC_BEFORE_PAGES * e->xe_psize,
+                            PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (e->xe_before == MAP_FAILED)
+        e->xe_before = NULL;
+    e->xe_nbefore = 0;
     return 0;
 }
 
@@ -314,6 +322,10 @@ void xlog_close(struct xac_env *e)
     free(e->xe_logbuf);
     e->xe_logbuf = NULL;
     e->xe_logcap = e->xe_loglen = 0;
+    if (e->xe_before != NULL)
+        xos.munmap(e->xe_before, XAC_BEFORE_PAGES * e->xe_psize);
+    e->xe_before = NULL;
+    e->xe_nbefore = 0;
     e->xe_durable = 0;
 }
 
@@ -399,11 +411,32 @@ static char *diff_page(char *p, uint32_t pg, const unsigned char *a,
     return p;
 }
 
+void xlog_keep_before(struct xac_env *e, uint32_t pg)
+{
+    if (e->xe_before == NULL || e->xe_nbefore >= XAC_BEFORE_PAGES)
+        return;
+    memcpy(e->xe_before + ((size_t)e->xe_nbefore << e->xe_pshift),
+           e->xe_back + ((size_t)pg << e->xe_pshift), e->xe_psize);
+    e->xe_bpage[e->xe_nbefore++] = pg;
+}
+
+/* The before-image of pg kept at its write grant, or NULL. */
+static const char *kept_before(struct xac_env *e, uint32_t pg)
+{
+    unsigned i;
+
+    for (i = 0; i < e->xe_nbefore; i++)
+        if (e->xe_bpage[i] == pg)
+            return e->xe_before + ((size_t)i << e->xe_pshift);
+    return NULL;
+}
+
 int xlog_prepare(struct xac_env *e)
 {
     size_t nw = 0, i, need;
     uint32_t pg, f, nr = 0;
     struct xlog_rec rh;
+    const char *a;
     char *p;
     int rc;
 
@@ -425,14 +458,18 @@ int xlog_prepare(struct xac_env *e)
             continue;
         /* The before-image: the version our snapshot read.  If another
          * commit replaced it meanwhile, validation fails anyway. */
-        f = xmv_find(e, pg, e->xe_snap);
-        rc = f != 0 ? xos_read_all(e->xe_poolfd, e->xe_buf, e->xe_psize,
-                                   (off_t)f << e->xe_pshift, 1)
-                    : xos_read_all(e->xe_fd, e->xe_buf, e->xe_psize,
-                                   (off_t)pg << e->xe_pshift, 1);
-        if (rc != 0)
-            return rc;
-        p = diff_page(p, pg, (unsigned char *)e->xe_buf,
+        a = kept_before(e, pg);
+        if (a == NULL) {
+            f = xmv_find(e, pg, e->xe_snap);
+            rc = f != 0 ? xos_read_all(e->xe_poolfd, e->xe_buf, e->xe_psize,
+                                       (off_t)f << e->xe_pshift, 1)
+                        : xos_read_all(e->xe_fd, e->xe_buf, e->xe_psize,
+                                       (off_t)pg << e->xe_pshift, 1);
+            if (rc != 0)
+                return rc;
+            a = e->xe_buf;
+        }
+        p = diff_page(p, pg, (const unsigned char *)a,
                       (unsigned char *)e->xe_back +
                           ((size_t)pg << e->xe_pshift),
                       e->xe_psize, &nr);
@@ -529,17 +566,13 @@ fail:
 
 /* ---- group commit ---------------------------------------------------- */
 
-/* As the leader: sync the log up to the tail. */
-static int lead(struct xac_env *e)
+/* Sync the log file holding LSN t, then publish t as stable and s as the
+ * newest stable commit stamp.  0 or XAC_EIO (the log is then failed). */
+static int sync_to(struct xac_env *e, uint64_t t, uint64_t s)
 {
     struct xctl_hdr *h = ch(e);
-    uint64_t t, s;
     int rc;
 
-    xctl_lock(&e->xe_ctl);
-    t = h->ch_log_tail;
-    s = h->ch_log_tail_stamp;
-    xctl_unlock(&e->xe_ctl);
     if (t <= LD(&h->ch_log_synced))
         return 0;
     rc = logfd_for(e, (uint32_t)(t >> 32));
@@ -555,6 +588,28 @@ static int lead(struct xac_env *e)
     store_max(&h->ch_log_dstamp, s);
     __atomic_add_fetch(&h->ch_log_syncs, 1, __ATOMIC_SEQ_CST);
     return 0;
+}
+
+/* As the leader: sync the log up to the tail. */
+static int lead(struct xac_env *e)
+{
+    struct xctl_hdr *h = ch(e);
+    uint64_t t, s;
+
+    xctl_lock(&e->xe_ctl);
+    t = h->ch_log_tail;
+    s = h->ch_log_tail_stamp;
+    xctl_unlock(&e->xe_ctl);
+    return sync_to(e, t, s);
+}
+
+/* Another process leading at the same time does no harm: each sync
+ * covers every write before it, and the stable marks only grow. */
+int xlog_sync_locked(struct xac_env *e)
+{
+    struct xctl_hdr *h = ch(e);
+
+    return sync_to(e, h->ch_log_tail, h->ch_log_tail_stamp);
 }
 
 /* Has process pid died (gone, or a zombie its parent has not reaped)? */
@@ -1164,5 +1219,6 @@ int xStats(struct xac_stats *st)
     st->working_mib = ((unsigned long long)e->xe_trim_pages << e->xe_pshift) >>
                       20;
     st->uffd = e->xe_uffd >= 0;
+    st->direct_commits = e->xe_direct;
     return 0;
 }

@@ -514,6 +514,20 @@ static int seg_create(struct xac_env *e, const struct stat *dst,
                          0);
 }
 
+/* As the first process to map the file: let the kernel drop the file's
+ * clean cached pages (it writes the dirty ones back first).  Whoever
+ * touched the file through a plain mmap() before (a program creating it,
+ * say) left large folios read ahead around the fault and a readahead mark
+ * in them; POSIX_FADV_RANDOM does not stop the mark from reading ahead
+ * again, in more large folios, each time a load reaches it, and a 4 KiB
+ * pwrite of a committed page into a large folio costs several times one
+ * into a small one (docs/libxac-durability.md).  Reloaded pages come back
+ * one small folio each.  Best effort: a hint. */
+static void drop_file_cache(struct xac_env *e)
+{
+    (void)xos.fadvise(e->xe_fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
 int xmv_attach(struct xac_env *e)
 {
     struct xctl *cx = &e->xe_ctl;
@@ -602,6 +616,7 @@ int xmv_attach(struct xac_env *e)
         ch(e)->ch_repair = 0;
         ch(e)->ch_inprog = 0;
         mv_unlock(e);
+        drop_file_cache(e);
     }
     ST(&s[cx->cx_slot].cs_mapped, 1);
     AZ(xos.flock(cx->cx_fd, LOCK_UN));
@@ -1002,9 +1017,27 @@ static int gc_due(struct xac_env *e, size_t nw)
            h->sh_ring_tail - h->sh_ring_head > XAC_GC_RING + 2 * nw;
 }
 
-/* DURABLE: always through the pool (the data file only gets versions
- * whose records are stable), the record appended under ch_lock, then the
- * group-commit wait outside it. */
+/* DURABLE, the only process attached, ch_lock held and ch_direct set:
+ * append the record, sync the log here, then write the writeset straight
+ * into the data file (its record is stable, so the WAL rule holds).  No
+ * pool frame is written and read back by GC, and holding ch_lock through
+ * the sync delays nobody: a process that attaches meanwhile waits for it.
+ * A failed data-file write leaves the file behind a stable record, so the
+ * log is failed and recovery replays it. */
+static int commit_durable_alone(struct xac_env *e, uint64_t c)
+{
+    if (xlog_append(e, c) != 0 || xlog_sync_locked(e) != 0)
+        return XAC_EIO;
+    if (commit_direct(e, c) != 0) {
+        xlog_fail(e);
+        return XAC_EIO;
+    }
+    return 0;
+}
+
+/* DURABLE: alone, commit_durable_alone; else through the pool (the data
+ * file only gets versions whose records are stable), the record appended
+ * under ch_lock, then the group-commit wait outside it. */
 static int commit_durable(struct xac_env *e, size_t nw)
 {
     struct xctl_hdr *h = ch(e);
@@ -1025,6 +1058,23 @@ static int commit_durable(struct xac_env *e, size_t nw)
         return ABORTED;
     }
     c = h->ch_commits + 1;
+    ST(&h->ch_direct, 1);
+    if (xmv_alone(e) && !others_running(e)) {
+        rc = commit_durable_alone(e, c);
+        if (rc == 0) {
+            ST(&h->ch_commits, c);
+            e->xe_direct++;
+            limbo_reclaim(e, UINT64_MAX); /* nobody runs */
+        }
+        ST(&h->ch_direct, 0);
+        if ((++e->xe_commits & 255) == 0)
+            xctl_reap(&e->xe_ctl);
+        mv_unlock(e);
+        if (rc == 0)
+            e->xe_committed_at = c;
+        return rc;
+    }
+    ST(&h->ch_direct, 0);
     rc = commit_pool(e, c, nw);
     if (rc == 0) {
         ST(&h->ch_commits, c);

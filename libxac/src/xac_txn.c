@@ -241,6 +241,7 @@ static int txn_start(int query)
         return XAC_EIO;
     e->xe_failed = 0;
     e->xe_conflict = 0;
+    e->xe_nbefore = 0;
     e->xe_update = !query;
     xmv_begin(e);
     /* One look at the other slots serves both uses below. */

@@ -42,15 +42,17 @@ static ssize_t eio_pwrite(int fd, const void *buf, size_t n, off_t off)
     return -1;
 }
 
-/* The data file's access hint, recorded, and refused: a hint that fails
+/* The data file's access hints, recorded, and refused: a hint that fails
  * must not fail xMmap. */
-static int advised_fd = -1, advised_how = -1;
+static int random_fd = -1, dropped_fd = -1, other_advice = 0;
 static int refuse_fadvise(int fd, off_t off, off_t len, int advice)
 {
-    (void)off;
-    (void)len;
-    advised_fd = fd;
-    advised_how = advice;
+    if (advice == POSIX_FADV_RANDOM && off == 0 && len == 0)
+        random_fd = fd;
+    else if (advice == POSIX_FADV_DONTNEED && off == 0 && len == 0)
+        dropped_fd = fd;
+    else
+        other_advice++;
     return EINVAL;
 }
 
@@ -100,8 +102,9 @@ int main(void)
     test_cond("xMmap succeeds although its access hint fails",
               seg != MAP_FAILED);
     test_cond("xMmap asks for random access on the data file",
-              advised_how == POSIX_FADV_RANDOM &&
-                  same_file(advised_fd, "u.db"));
+              same_file(random_fd, "u.db"));
+    test_cond("the first process to map the file drops its cached pages",
+              same_file(dropped_fd, "u.db") && other_advice == 0);
     xos_reset();
     if (seg != MAP_FAILED) {
         E(xbegin());

@@ -1,0 +1,160 @@
+/* test_34_alone: a durable commit by the only process attached goes
+ * straight into the data file; with another process attached it goes
+ * through the version pool and the group-commit wait.
+ *
+ * Alone, the commit appends its record, syncs the log under ch_lock and
+ * then writes its pages into the data file (xac_mvcc.c,
+ * commit_durable_alone).  The WAL rule must still hold: a page reaches
+ * the data file only after its record is stable, so a failed sync leaves
+ * the data file as it was.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/testhelp.h"
+#include "support/tutil.h"
+#include "xac_os.h"
+
+#define NPG 4
+
+static int p2c[2], c2p[2];
+
+static int fail_sync(int fd)
+{
+    (void)fd;
+    errno = EIO;
+    return -1;
+}
+
+/* Map the file and stay attached, idle, until the parent says 'q'. */
+static void idle_child(void *arg)
+{
+    int *x;
+    (void)arg;
+
+    if (xInit("ctl", DURABLE) != 0)
+        _exit(20);
+    x = xMmap("a.db", NPG * PAGESIZE);
+    if (x == MAP_FAILED)
+        _exit(21);
+    tu_tell(c2p[1], 'm');
+    if (tu_hear(p2c[0]) != 'q')
+        _exit(22);
+    /* The parent's pool commits are visible to this process. */
+    if (xbeginQuery() != 0)
+        _exit(23);
+    if (*tu_page(x, 0, READ, 1) != 8 || *tu_page(x, 2, READ, 1) != 80)
+        _exit(24);
+    xendQuery();
+    _exit(xShutdown() == 0 ? 0 : 25);
+}
+
+/* Add 1 to page 0 and 10 to page 2 in one committed transaction. */
+static int add_both(int *x)
+{
+    int rc;
+
+    if (xbegin() != 0)
+        return -1;
+    *tu_page(x, 0, READ_WRITE, 1) += 1;
+    *tu_page(x, 2, READ_WRITE, 1) += 10;
+    rc = xend();
+    return rc;
+}
+
+static int file_ok(int v0, int v2)
+{
+    return tu_int_at("a.db", 0) == v0 &&
+           tu_int_at("a.db", 2 * PAGESIZE) == v2;
+}
+
+int main(void)
+{
+    struct xac_stats s0, s1;
+    int *x, i, ok, st;
+    pid_t pid;
+
+    tu_tmpdir();
+    E(xInit("ctl", DURABLE));
+    x = xMmap("a.db", NPG * PAGESIZE);
+    if (x == MAP_FAILED)
+        abort();
+    E(xStats(&s0));
+
+    /* Alone: each commit is direct, syncs once, and is in the file at
+     * once (read(2) at xend, before any checkpoint or xMunmap). */
+    ok = 1;
+    for (i = 1; i <= 5; i++)
+        ok &= add_both(x) == COMMITTED && file_ok(i, 10 * i);
+    test_cond("alone: every commit is in the data file when xend returns",
+              ok);
+    E(xStats(&s1));
+    test_cond("alone: all five commits were direct",
+              s1.commits - s0.commits == 5 &&
+                  s1.direct_commits - s0.direct_commits == 5);
+    test_cond("alone: one log record and one sync each",
+              s1.log_records - s0.log_records == 5 &&
+                  s1.log_syncs - s0.log_syncs == 5);
+
+    /* Another process attached: the commits go through the pool. */
+    if (pipe(p2c) != 0 || pipe(c2p) != 0)
+        abort();
+    pid = fork();
+    if (pid == 0)
+        idle_child(NULL);
+    test_cond("the second process has the file mapped",
+              pid > 0 && tu_hear(c2p[0]) == 'm');
+    E(xStats(&s0));
+    ok = 1;
+    for (i = 6; i <= 8; i++)
+        ok &= add_both(x) == COMMITTED;
+    E(xStats(&s1));
+    test_cond("shared: the commits succeed", ok);
+    test_cond("shared: none of them was direct",
+              s1.commits - s0.commits == 3 &&
+                  s1.direct_commits == s0.direct_commits);
+    tu_tell(p2c[1], 'q');
+    test_cond("shared: the other process reads every commit",
+              waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+                  WEXITSTATUS(st) == 0);
+
+    /* The other process is gone: direct again. */
+    E(xStats(&s0));
+    test_cond("alone again: the commit succeeds", add_both(x) == COMMITTED);
+    E(xStats(&s1));
+    test_cond("alone again: it was direct",
+              s1.direct_commits - s0.direct_commits == 1);
+    test_cond("alone again: the file holds every commit", file_ok(9, 90));
+
+    /* The WAL rule: a failed sync fails the commit, and the page never
+     * reaches the data file. */
+    xos.fdatasync = fail_sync;
+    test_cond("a failed sync fails the direct commit",
+              add_both(x) == XAC_EIO);
+    xos_reset();
+    test_cond("the data file does not have the failed commit",
+              file_ok(9, 90));
+    test_cond("the log is failed", xStats(&s1) == 0 && s1.failed);
+    test_cond("xShutdown reports the failed state", xShutdown() == XAC_EIO);
+
+    /* Recovery replays the stable records: the direct commits stay, the
+     * failed one is either fully there or fully absent. */
+    E(xInit("ctl", DURABLE));
+    x = xMmap("a.db", NPG * PAGESIZE);
+    test_cond("xMmap after recovery", x != MAP_FAILED);
+    if (x != MAP_FAILED) {
+        E(xbeginQuery());
+        i = *tu_page(x, 0, READ, 1);
+        ok = (i == 9 && *tu_page(x, 2, READ, 1) == 90) ||
+             (i == 10 && *tu_page(x, 2, READ, 1) == 100);
+        xendQuery();
+        test_cond("recovery keeps every direct commit, all or nothing of "
+                  "the failed one",
+                  ok);
+        test_cond("commits work after recovery", add_both(x) == COMMITTED);
+    }
+    E(xShutdown());
+    return test_report();
+}
