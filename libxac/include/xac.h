@@ -219,8 +219,8 @@ enum {
  *     1), XAC_UFFD (0 or 1: may kept pages be write-protected through
  *     userfaultfd, default 1) or XAC_WORKING_MIB (1 .. 1048576: MiB of
  *     page copies a process holds before it empties its working memory,
- *     default 256) is malformed, or XAC_SYNC or XAC_LOG_LIMIT is
- *     (DURABLE); an errno value
+ *     default 256) is malformed, or XAC_SYNC, XAC_LOG_LIMIT or
+ *     XAC_LOG_DIRECT is (DURABLE); an errno value
  *     if recovery
  *     (DURABLE, see xRecover()) failed;
  *     XAC_EBADCTL if an existing control file is not one this version
@@ -414,7 +414,11 @@ enum {
  * at which a log file is closed and the next one started (default 64 MiB).
  * XAC_COMMIT_DELAY_US=us (default 200, 0 = off) bounds how long a
  * group-commit leader waits for other processes' running transactions to
- * reach the log before it syncs (never when it is alone).
+ * reach the log before it syncs (never when it is alone).  A process that
+ * commits while it is the only one attached writes its record with one
+ * O_DIRECT | O_DSYNC write of the record's 512-byte blocks instead of a
+ * write and fdatasync (fdatasync and dsync methods; XAC_LOG_DIRECT=0 turns
+ * this off, any value but 0 or 1 is XAC_EINVAL at xInit).
  * @return 0; XAC_ENOTINIT; XAC_EINVAL; XAC_EINTXN. */
 int xSetSyncMethod(int method);
 
@@ -488,6 +492,17 @@ struct xac_stats {
                                         *   log was synced under the lock);
                                         *   the others went through the
                                         *   version pool */
+    unsigned long long log_direct_writes; /**< of this process's direct
+                                        *   commits, those whose record
+                                        *   went to the log in one
+                                        *   O_DIRECT | O_DSYNC write (the
+                                        *   write is the sync); the others
+                                        *   were written and then synced
+                                        *   (XAC_LOG_DIRECT=0, XAC_SYNC=
+                                        *   fsync, the file system refused
+                                        *   O_DIRECT, the record was over
+                                        *   256 KiB, or the log before it
+                                        *   was not yet stable) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

@@ -23,7 +23,7 @@
 
 struct xac_env xac_env = {
     .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_logfd = -1,
-    .xe_memfd = -1, .xe_uffd = -1, .xe_tsorted = 1};
+    .xe_memfd = -1, .xe_uffd = -1, .xe_dfd = -1, .xe_tsorted = 1};
 
 /* A child of fork() inherited its parent's state: the slot, the writer
  * words and the transaction are the parent's.  Drop the child's copies
@@ -58,7 +58,10 @@ static void forget_parent(struct xac_env *e)
         xos.close(e->xe_ctl.cx_fd);
     if (e->xe_logfd >= 0 && e->xe_durable)
         xos.close(e->xe_logfd);
+    if (e->xe_dfd >= 0 && e->xe_durable)
+        xos.close(e->xe_dfd);
     free(e->xe_logbuf);
+    free(e->xe_dbuf);
     if (e->xe_before != NULL)
         xos.munmap(e->xe_before, XAC_BEFORE_PAGES * e->xe_psize);
     free(e->xe_name);
@@ -66,6 +69,7 @@ static void forget_parent(struct xac_env *e)
     free(e->xe_buf);
     memset(e, 0, sizeof *e);
     e->xe_fd = e->xe_segfd = e->xe_poolfd = e->xe_logfd = e->xe_memfd = -1;
+    e->xe_dfd = -1;
     e->xe_ctl.cx_fd = -1;
     e->xe_tsorted = 1;
 }

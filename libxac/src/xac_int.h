@@ -145,6 +145,16 @@ struct xac_env {
     char *xe_logbuf;          /* the record being built */
     size_t xe_loglen, xe_logcap;
     uint64_t xe_logend;       /* LSN just past our newest record */
+    /* The alone commit's log write (xlog_append_stable): the record's
+     * blocks through a descriptor opened O_DIRECT | O_DSYNC. */
+    int xe_dfd;               /* log file xe_dfdno opened so, or -1 */
+    uint32_t xe_dfdno;
+    unsigned xe_dalign;       /* its block size; 0: not used (XAC_LOG_DIRECT
+                               * is 0, or the file system refused) */
+    char *xe_dbuf;            /* XLOG_DIRECT_BUF bytes, page-aligned */
+    uint64_t xe_dtail;        /* xe_dbuf starts with the bytes of the
+                               * block holding this LSN up to it, or 0 */
+    unsigned long xe_dwrites; /* records written so (stats) */
     unsigned long xe_mybytes; /* log bytes this process wrote (stats) */
 };
 
@@ -215,7 +225,7 @@ void xmv_env_policy(struct xac_env *e);
 uint64_t xmv_wb_limit(struct xac_env *e, uint64_t m);
 
 /* xac_log.c (DURABLE) */
-/* Read XAC_SYNC and XAC_LOG_LIMIT.  0 or XAC_EINVAL. */
+/* Read XAC_SYNC, XAC_LOG_LIMIT and XAC_LOG_DIRECT.  0 or XAC_EINVAL. */
 int xlog_init(struct xac_env *e);
 void xlog_close(struct xac_env *e);
 /* Recover the data file datafd (named path) from the log, as the first
@@ -234,6 +244,12 @@ int xlog_prepare(struct xac_env *e);
 /* Append the prepared record with commit stamp c (under ch_lock); sets
  * e->xe_logend.  0, or an errno value after which the log is failed. */
 int xlog_append(struct xac_env *e, uint64_t c);
+/* As the only process attached, holding ch_lock: append the prepared
+ * record with commit stamp c and make it stable before returning.  With
+ * every earlier byte of the log already stable, the record's blocks are
+ * written with O_DIRECT | O_DSYNC (one write that is also the sync); else
+ * xlog_append then xlog_sync_locked.  0 or XAC_EIO (the log is failed). */
+int xlog_append_stable(struct xac_env *e, uint64_t c);
 /* Wait until the log is stable up to LSN end (group commit; not under
  * ch_lock).  0 or XAC_EIO. */
 int xlog_wait(struct xac_env *e, uint64_t end);

@@ -58,6 +58,10 @@
  * docs/libxac-durability.md).  Recovery reads the zeros past the last
  * record as the end of the log. */
 #define XLOG_ALLOC_STEP (4u << 20)
+/* The alone commit writes its record's blocks from a buffer of this
+ * size (xlog_append_stable); a longer record takes the buffered write and
+ * fdatasync instead. */
+#define XLOG_DIRECT_BUF (256u << 10)
 #define XCKP_NAME "xac.ckpt"
 #define XCKP_SLOT 512u
 
@@ -191,18 +195,19 @@ static void zero_fill(int fd, uint64_t from, uint64_t to)
 
 /* Make sure log file xe_logno has blocks up to end.  Only an optimisation:
  * where fallocate is unsupported or fails, the append extends the file
- * as before (and reports any real ENOSPC itself). */
-static void log_alloc(struct xac_env *e, uint64_t end)
+ * as before (and reports any real ENOSPC itself).  0, or the errno value
+ * of a failed sync (the caller fails the log). */
+static int log_alloc(struct xac_env *e, uint64_t end)
 {
     struct stat st;
     uint64_t want;
 
     if (end <= e->xe_log_alloc)
-        return;
+        return 0;
     if (e->xe_log_alloc == 0 && xos.fstat(e->xe_logfd, &st) == 0 &&
         (uint64_t)st.st_size >= end) {
         e->xe_log_alloc = (uint64_t)st.st_size; /* another process grew it */
-        return;
+        return 0;
     }
     want = (end + XLOG_ALLOC_STEP - 1) / XLOG_ALLOC_STEP * XLOG_ALLOC_STEP;
     if (want > e->xe_log_limit + XLOG_ALLOC_STEP)
@@ -210,12 +215,17 @@ static void log_alloc(struct xac_env *e, uint64_t end)
     if (xos.fstat(e->xe_logfd, &st) != 0 ||
         xos.fallocate(e->xe_logfd, 0, 0, (off_t)want) != 0) {
         e->xe_log_alloc = UINT64_MAX; /* not here: plain appends */
-        return;
+        return 0;
     }
     e->xe_log_alloc = want;
     /* Past the old end there are no records (appends happen under
-     * ch_lock, as this does). */
+     * ch_lock, as this does).  The zeros are synced now, once per step:
+     * left dirty, each direct record write into them would first wait
+     * for the kernel to write back the cached zeros of its blocks, and
+     * each commit's fdatasync would carry some of them.  A failed sync
+     * may have dropped unsynced records too: the log fails. */
     zero_fill(e->xe_logfd, (uint64_t)st.st_size, want);
+    return do_sync(e, e->xe_logfd);
 }
 
 /* Create log file fno (replacing a leftover), write its header and make
@@ -282,6 +292,8 @@ int xlog_init(struct xac_env *e)
 
     e->xe_durable = 1;
     e->xe_logfd = -1;
+    e->xe_dfd = -1;
+    e->xe_dtail = 0;
     e->xe_sync_method = XAC_SYNC_FDATASYNC;
     if (s != NULL && *s != '\0') {
         if (strcmp(s, "fdatasync") == 0)
@@ -304,6 +316,16 @@ int xlog_init(struct xac_env *e)
             return XAC_EINVAL;
         e->xe_log_limit = v;
     }
+    /* 512-byte blocks first: direct_write moves to page-sized ones if the
+     * file system wants them. */
+    e->xe_dalign = 512;
+    s = getenv("XAC_LOG_DIRECT");
+    if (s != NULL && *s != '\0') {
+        if (strcmp(s, "0") == 0)
+            e->xe_dalign = 0;
+        else if (strcmp(s, "1") != 0)
+            return XAC_EINVAL;
+    }
     /* Best effort: without it, prepare reads every before-image back. */
     e->xe_before = xos.mmap(NULL, XAC_BEFORE_PAGES * e->xe_psize,
                             PROT_READ | PROT_WRITE,
@@ -319,6 +341,11 @@ void xlog_close(struct xac_env *e)
     if (e->xe_logfd >= 0)
         xos.close(e->xe_logfd);
     e->xe_logfd = -1;
+    if (e->xe_dfd >= 0)
+        xos.close(e->xe_dfd);
+    e->xe_dfd = -1;
+    free(e->xe_dbuf);
+    e->xe_dbuf = NULL;
     free(e->xe_logbuf);
     e->xe_logbuf = NULL;
     e->xe_logcap = e->xe_loglen = 0;
@@ -507,7 +534,11 @@ static int rotate(struct xac_env *e, uint64_t c)
     return 0;
 }
 
-int xlog_append(struct xac_env *e, uint64_t c)
+/* Under ch_lock: start the next log file if this one is full, open the
+ * tail's file, allocate blocks, and seal the prepared record for position
+ * *tailp with stamp c (LSN, stamp, transaction, CRC32C).  0 or an errno
+ * value. */
+static int place(struct xac_env *e, uint64_t c, uint64_t *tailp)
 {
     struct xctl_hdr *h = ch(e);
     struct xlog_rec rh;
@@ -515,21 +546,20 @@ int xlog_append(struct xac_env *e, uint64_t c)
     size_t len = e->xe_loglen;
     int rc;
 
-    if (LD(&h->ch_log_failed))
-        return XAC_EIO;
     tail = h->ch_log_tail;
     off = tail & 0xffffffffu;
     if (off + len > e->xe_log_limit && off > XLOG_FHDR) {
         rc = rotate(e, c);
         if (rc != 0)
-            goto fail;
+            return rc;
         tail = h->ch_log_tail;
         off = tail & 0xffffffffu;
     }
     rc = logfd_for(e, (uint32_t)(tail >> 32));
+    if (rc == 0)
+        rc = log_alloc(e, off + len);
     if (rc != 0)
-        goto fail;
-    log_alloc(e, off + len);
+        return rc;
     memcpy(&rh, e->xe_logbuf, sizeof rh);
     rh.lr_lsn = tail;
     rh.lr_stamp = c;
@@ -538,9 +568,18 @@ int xlog_append(struct xac_env *e, uint64_t c)
     memcpy(e->xe_logbuf, &rh, sizeof rh);
     rh.lr_crc = xac_crc32c(0, e->xe_logbuf, len);
     memcpy(e->xe_logbuf, &rh, sizeof rh);
-    rc = xos_write_all(e->xe_logfd, e->xe_logbuf, len, (off_t)off);
-    if (rc != 0)
-        goto fail;
+    *tailp = tail;
+    return 0;
+}
+
+/* Under ch_lock, the record at tail written: make it the log's tail. */
+static void publish(struct xac_env *e, uint64_t tail, uint64_t c)
+{
+    struct xctl_hdr *h = ch(e);
+    struct xlog_rec rh;
+    size_t len = e->xe_loglen;
+
+    memcpy(&rh, e->xe_logbuf, sizeof rh);
     /* prev, then stamp, then tail: a process that dies in between leaves
      * tail_stamp > ch_commits, which xctl_lock's repair turns into the
      * failed state (the record may be in the log but was not published). */
@@ -557,11 +596,152 @@ int xlog_append(struct xac_env *e, uint64_t c)
         store_max(&h->ch_log_synced, tail + len);
         store_max(&h->ch_log_dstamp, c);
     }
+}
+
+int xlog_append(struct xac_env *e, uint64_t c)
+{
+    uint64_t tail;
+    int rc;
+
+    if (LD(&ch(e)->ch_log_failed))
+        return XAC_EIO;
+    rc = place(e, c, &tail);
+    if (rc == 0)
+        rc = xos_write_all(e->xe_logfd, e->xe_logbuf, e->xe_loglen,
+                           (off_t)(tail & 0xffffffffu));
+    if (rc != 0) {
+        xlog_fail(e);
+        return rc;
+    }
+    publish(e, tail, c);
+    return 0;
+}
+
+/* ---- the alone commit's direct write --------------------------------- */
+
+/* Make e->xe_dfd log file fno opened O_DIRECT | O_DSYNC.  0 or errno. */
+static int dfd_for(struct xac_env *e, uint32_t fno)
+{
+    char path[4096];
+    int rc;
+
+    if (e->xe_dfd >= 0 && e->xe_dfdno == fno)
+        return 0;
+    if (e->xe_dfd >= 0)
+        xos.close(e->xe_dfd);
+    e->xe_dfd = -1;
+    e->xe_dtail = 0;
+    rc = log_path(e, path, sizeof path, fno);
+    if (rc != 0)
+        return rc;
+    e->xe_dfd = xos.open(path, O_WRONLY | O_DIRECT | O_DSYNC, 0);
+    if (e->xe_dfd < 0)
+        return errno;
+    e->xe_dfdno = fno;
+    return 0;
+}
+
+/* Write the sealed record at tail as whole blocks through xe_dfd: the
+ * bytes of its first block before it (kept from the previous direct
+ * write, else read back), the record, zeros to the block's end (the log
+ * past its tail is zeros).  With O_DSYNC the write returns once the
+ * blocks are stable: one request and one cache flush, where a buffered
+ * write and fdatasync also pass the page cache and its writeback.  -1:
+ * not applicable here (the caller writes and syncs as before); 0: the
+ * record is stable; else an errno value. */
+static int direct_write(struct xac_env *e, uint64_t tail)
+{
+    uint64_t off = tail & 0xffffffffu, base, head, span, end, keep;
+    size_t len = e->xe_loglen;
+    int rc;
+
+    /* The write makes its own blocks stable, not the file: every byte
+     * before the record must be stable already (it is after an alone
+     * commit, not after a rotation or a pool commit whose wait is still
+     * in progress). */
+    if (e->xe_dalign == 0 || LD(&ch(e)->ch_log_synced) < tail)
+        return -1;
+    if (e->xe_dbuf == NULL &&
+        posix_memalign((void **)&e->xe_dbuf, e->xe_psize, XLOG_DIRECT_BUF) != 0) {
+        e->xe_dbuf = NULL;
+        return -1;
+    }
+    if (dfd_for(e, (uint32_t)(tail >> 32)) != 0) {
+        e->xe_dalign = 0; /* O_DIRECT refused (EINVAL): as before */
+        return -1;
+    }
+again:
+    base = off & ~(uint64_t)(e->xe_dalign - 1);
+    head = off - base;
+    span = (head + len + e->xe_dalign - 1) & ~(uint64_t)(e->xe_dalign - 1);
+    if (span > XLOG_DIRECT_BUF)
+        return -1;
+    if (head > 0 && e->xe_dtail != tail) {
+        rc = xos_read_all(e->xe_logfd, e->xe_dbuf, head, (off_t)base, 1);
+        if (rc != 0)
+            return -1; /* the buffered path reports its own errors */
+    }
+    memcpy(e->xe_dbuf + head, e->xe_logbuf, len);
+    memset(e->xe_dbuf + head + len, 0, span - head - len);
+    rc = xos_write_all(e->xe_dfd, e->xe_dbuf, span, (off_t)base);
+    if (rc == EINVAL) {
+        /* Misaligned for this file system: nothing was written.  Try
+         * page-sized blocks, then give up on the direct write. */
+        e->xe_dtail = 0;
+        if (e->xe_dalign < e->xe_psize) {
+            e->xe_dalign = (unsigned)e->xe_psize;
+            goto again;
+        }
+        e->xe_dalign = 0;
+        return -1;
+    }
+    if (rc != 0) {
+        e->xe_dtail = 0;
+        return rc;
+    }
+    /* Keep the head of the block the next record starts in. */
+    end = off + len;
+    keep = end & (e->xe_dalign - 1);
+    memmove(e->xe_dbuf, e->xe_dbuf + (end - keep - base), keep);
+    e->xe_dtail = tail + len;
+    return 0;
+}
+
+int xlog_append_stable(struct xac_env *e, uint64_t c)
+{
+    struct xctl_hdr *h = ch(e);
+    uint64_t tail;
+    int rc;
+
+    if (LD(&h->ch_log_failed))
+        return XAC_EIO;
+    if (e->xe_sync_method == XAC_SYNC_FSYNC) /* also wants the metadata */
+        return xlog_append(e, c) != 0 || xlog_sync_locked(e) != 0 ? XAC_EIO
+                                                                  : 0;
+    rc = place(e, c, &tail);
+    if (rc != 0)
+        goto fail;
+    rc = direct_write(e, tail);
+    if (rc < 0) {
+        rc = xos_write_all(e->xe_logfd, e->xe_logbuf, e->xe_loglen,
+                           (off_t)(tail & 0xffffffffu));
+        if (rc != 0)
+            goto fail;
+        publish(e, tail, c);
+        return xlog_sync_locked(e);
+    }
+    if (rc != 0)
+        goto fail;
+    publish(e, tail, c);
+    store_max(&h->ch_log_synced, tail + e->xe_loglen);
+    store_max(&h->ch_log_dstamp, c);
+    __atomic_add_fetch(&h->ch_log_syncs, 1, __ATOMIC_SEQ_CST);
+    e->xe_dwrites++;
     return 0;
 
 fail:
     xlog_fail(e);
-    return rc;
+    return XAC_EIO;
 }
 
 /* ---- group commit ---------------------------------------------------- */
@@ -1220,5 +1400,6 @@ int xStats(struct xac_stats *st)
                       20;
     st->uffd = e->xe_uffd >= 0;
     st->direct_commits = e->xe_direct;
+    st->log_direct_writes = e->xe_dwrites;
     return 0;
 }

@@ -1026,7 +1026,7 @@ static int gc_due(struct xac_env *e, size_t nw)
  * log is failed and recovery replays it. */
 static int commit_durable_alone(struct xac_env *e, uint64_t c)
 {
-    if (xlog_append(e, c) != 0 || xlog_sync_locked(e) != 0)
+    if (xlog_append_stable(e, c) != 0)
         return XAC_EIO;
     if (commit_direct(e, c) != 0) {
         xlog_fail(e);

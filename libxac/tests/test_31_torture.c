@@ -7,7 +7,9 @@
  *   The layer keeps a shadow of every write not yet synced (the bytes it
  *   replaced), of every file truncated (ftruncate, open with O_TRUNC)
  *   since its last sync (a copy of the file as it was), and of every file
- *   unlinked since its directory's last sync (a hard link).  At a random
+ *   unlinked since its directory's last sync (a hard link).  A write
+ *   through an O_DSYNC descriptor (the lone writer's O_DIRECT log writes)
+ *   is stable when it returns, as are older writes to its range.  At a random
  *   operation count it "loses power": it puts back the old bytes of all
  *   unsynced writes, or of a random subset of their 512-byte sectors
  *   (torn pages), the old contents and sizes of files truncated, and the
@@ -252,6 +254,23 @@ static int f_open(const char *path, int flags, mode_t mode)
     return fd;
 }
 
+/* A synchronous write (O_DSYNC; LIBXAC's direct log writes are also
+ * O_DIRECT) makes [off, off + n) of its file stable: the kernel writes
+ * back cached writes to that range first, so power loss no longer undoes
+ * the older writes there. */
+static void settle_range(const char *path, off_t off, size_t n)
+{
+    size_t i, j;
+    for (i = j = 0; i < nsh; i++) {
+        if (strcmp(sh[i].path, path) == 0 && sh[i].off < off + (off_t)n &&
+            off < sh[i].off + (off_t)sh[i].len)
+            free(sh[i].old);
+        else
+            sh[j++] = sh[i];
+    }
+    nsh = j;
+}
+
 static ssize_t f_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     struct shadow *x;
@@ -275,6 +294,11 @@ static ssize_t f_pwrite(int fd, const void *buf, size_t n, off_t off)
         x->seq = ++seq;
         r = pread(fd, x->old, n, off);
         (void)r;
+    } else if (fd >= 0 && fd < 1024) {
+        r = pwrite(fd, buf, n, off);
+        if (r > 0)
+            settle_range(fdpath[fd], off, (size_t)r);
+        return r;
     }
     return pwrite(fd, buf, n, off);
 }

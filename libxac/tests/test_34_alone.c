@@ -7,9 +7,16 @@
  * commit_durable_alone).  The WAL rule must still hold: a page reaches
  * the data file only after its record is stable, so a failed sync leaves
  * the data file as it was.
+ *
+ * The record itself goes to the log in one O_DIRECT | O_DSYNC write of
+ * its 512-byte blocks (xac_log.c, xlog_append_stable) when the file
+ * system takes O_DIRECT; XAC_LOG_DIRECT=0 brings back write + fdatasync.
+ * A failure of either kind fails the commit before the data file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +33,56 @@ static int fail_sync(int fd)
     (void)fd;
     errno = EIO;
     return -1;
+}
+
+/* Descriptors LIBXAC opened O_DIRECT, and the writes made through them. */
+static int direct_fd[64];
+static unsigned direct_writes, misaligned_writes;
+
+static int spy_open(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, flags, mode);
+    if (fd >= 0 && fd < 64)
+        direct_fd[fd] = (flags & O_DIRECT) != 0 && (flags & O_DSYNC) != 0;
+    return fd;
+}
+
+static ssize_t spy_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (fd >= 0 && fd < 64 && direct_fd[fd]) {
+        direct_writes++;
+        misaligned_writes += (n % 512) != 0 || (off % 512) != 0;
+    }
+    return pwrite(fd, buf, n, off);
+}
+
+static ssize_t fail_direct_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (fd >= 0 && fd < 64 && direct_fd[fd]) {
+        errno = EIO;
+        return -1;
+    }
+    return pwrite(fd, buf, n, off);
+}
+
+/* Does the file system of the current directory take O_DIRECT writes?
+ * (ext4 and xfs do; tmpfs before Linux 6.6 does not.)  LIBXAC must then
+ * use it; else fall back to write + fdatasync. */
+static int fs_takes_direct(void)
+{
+    void *buf;
+    int fd = open("probe", O_WRONLY | O_CREAT | O_DIRECT, 0600), ok;
+
+    if (fd < 0)
+        return 0;
+    if (posix_memalign(&buf, 4096, 4096) != 0)
+        abort();
+    memset(buf, 0, 4096);
+    ok = pwrite(fd, buf, 4096, 0) == 4096;
+    close(fd);
+    unlink("probe");
+    free(buf);
+    return ok;
 }
 
 /* Map the file and stay attached, idle, until the parent says 'q'. */
@@ -139,13 +196,63 @@ static int big_commit(void)
     return ok;
 }
 
+/* Twenty alone commits, their small records packed into shared 512-byte
+ * blocks, then death without xShutdown. */
+static void small_child(void *arg)
+{
+    int *x, i;
+    (void)arg;
+
+    if (xInit("ctl3", DURABLE) != 0)
+        _exit(40);
+    x = xMmap("c.db", NPG * PAGESIZE);
+    if (x == MAP_FAILED)
+        _exit(41);
+    for (i = 0; i < 20; i++)
+        if (add_both(x) != COMMITTED)
+            _exit(42);
+    _exit(0);
+}
+
+/* The alone path never syncs the data file: power loss may take all of
+ * its writes.  Recovery must then rebuild it from the log alone, which
+ * needs every record intact, including the bytes each direct write
+ * carried over from the previous record's last block. */
+static int small_commits(void)
+{
+    int fd, ok, status, *x;
+    pid_t pid = fork();
+
+    if (pid == 0)
+        small_child(NULL);
+    ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+    test_cond("twenty small alone commits, then the process dies", ok);
+    fd = open("c.db", O_WRONLY);
+    if (fd < 0 || ftruncate(fd, 0) != 0 ||
+        ftruncate(fd, NPG * PAGESIZE) != 0 || close(fd) != 0)
+        abort(); /* the data file's writes are lost */
+    E(xInit("ctl3", DURABLE));
+    x = xMmap("c.db", NPG * PAGESIZE);
+    if (x == MAP_FAILED)
+        return 0;
+    E(xbeginQuery());
+    ok = *tu_page(x, 0, READ, 1) == 20 && *tu_page(x, 2, READ, 1) == 200;
+    xendQuery();
+    E(xShutdown());
+    return ok;
+}
+
 int main(void)
 {
     struct xac_stats s0, s1;
-    int *x, i, ok, st;
+    int *x, i, ok, st, direct;
     pid_t pid;
 
     tu_tmpdir();
+    direct = fs_takes_direct();
+    xos.open = spy_open;
+    xos.pwrite = spy_pwrite;
     E(xInit("ctl", DURABLE));
     x = xMmap("a.db", NPG * PAGESIZE);
     if (x == MAP_FAILED)
@@ -166,6 +273,12 @@ int main(void)
     test_cond("alone: one log record and one sync each",
               s1.log_records - s0.log_records == 5 &&
                   s1.log_syncs - s0.log_syncs == 5);
+    test_cond("alone: each record went to the log in one O_DIRECT | "
+              "O_DSYNC write of whole 512-byte blocks (where the file "
+              "system takes O_DIRECT; else none did)",
+              direct ? s1.log_direct_writes - s0.log_direct_writes == 5 &&
+                           direct_writes == 5 && misaligned_writes == 0
+                     : s1.log_direct_writes == 0 && direct_writes == 0);
 
     /* Another process attached: the commits go through the pool. */
     if (pipe(p2c) != 0 || pipe(c2p) != 0)
@@ -195,12 +308,16 @@ int main(void)
     E(xStats(&s1));
     test_cond("alone again: it was direct",
               s1.direct_commits - s0.direct_commits == 1);
+    test_cond("alone again: its record was one direct write",
+              s1.log_direct_writes - s0.log_direct_writes ==
+                  (unsigned long long)direct);
     test_cond("alone again: the file holds every commit", file_ok(9, 90));
 
-    /* The WAL rule: a failed sync fails the commit, and the page never
-     * reaches the data file. */
+    /* The WAL rule: a failed log write-and-sync fails the commit, and the
+     * page never reaches the data file. */
+    xos.pwrite = fail_direct_pwrite;
     xos.fdatasync = fail_sync;
-    test_cond("a failed sync fails the direct commit",
+    test_cond("a failed direct log write (or sync) fails the direct commit",
               add_both(x) == XAC_EIO);
     xos_reset();
     test_cond("the data file does not have the failed commit",
@@ -226,7 +343,45 @@ int main(void)
     }
     E(xShutdown());
 
+    /* XAC_LOG_DIRECT=0: write and fdatasync, and a failed fdatasync fails
+     * the commit before the data file. */
+    if (setenv("XAC_LOG_DIRECT", "2", 1) != 0)
+        abort();
+    test_cond("XAC_LOG_DIRECT=2 is refused",
+              xInit("ctl", DURABLE) == XAC_EINVAL);
+    if (setenv("XAC_LOG_DIRECT", "0", 1) != 0)
+        abort();
+    E(xInit("ctl", DURABLE));
+    x = xMmap("a.db", NPG * PAGESIZE);
+    if (x == MAP_FAILED)
+        abort();
+    E(xbeginQuery());
+    i = *tu_page(x, 0, READ, 1);
+    xendQuery();
+    E(xStats(&s0));
+    test_cond("XAC_LOG_DIRECT=0: the commit is direct, its record written "
+              "and synced",
+              add_both(x) == COMMITTED && xStats(&s1) == 0 &&
+                  s1.direct_commits - s0.direct_commits == 1 &&
+                  s1.log_direct_writes == s0.log_direct_writes &&
+                  s1.log_syncs - s0.log_syncs == 1 &&
+                  tu_int_at("a.db", 0) == i + 1);
+    xos.fdatasync = fail_sync;
+    test_cond("XAC_LOG_DIRECT=0: a failed sync fails the commit",
+              add_both(x) == XAC_EIO);
+    xos_reset();
+    test_cond("XAC_LOG_DIRECT=0: the data file does not have it",
+              tu_int_at("a.db", 0) == i + 1);
+    test_cond("XAC_LOG_DIRECT=0: xShutdown reports the failed state",
+              xShutdown() == XAC_EIO);
+    if (unsetenv("XAC_LOG_DIRECT") != 0)
+        abort();
+
     i = big_commit();
     test_cond("recovery restores all 80 pages", i);
+    i = small_commits();
+    test_cond("with the data file's writes lost, recovery rebuilds all "
+              "twenty commits from the log",
+              i);
     return test_report();
 }
