@@ -154,26 +154,46 @@ static int log_flags(struct xac_env *e)
     return O_RDWR | (e->xe_sync_method == XAC_SYNC_DSYNC ? O_DSYNC : 0);
 }
 
-/* Make e->xe_logfd the descriptor of log file fno. */
-static int logfd_for(struct xac_env *e, uint32_t fno)
+/* Make *fd (now open on log file *no, or -1) a descriptor of log file
+ * fno opened with flags.  1 if it was reopened, 0 if it already was one,
+ * or -errno. */
+static int reopen_log(struct xac_env *e, uint32_t fno, int flags, int *fd,
+                      uint32_t *no)
 {
     char path[4096];
     int rc;
 
-    if (e->xe_logfd >= 0 && e->xe_logno == fno)
+    if (*fd >= 0 && *no == fno)
         return 0;
-    if (e->xe_logfd >= 0)
-        xos.close(e->xe_logfd);
-    e->xe_logfd = -1;
+    if (*fd >= 0)
+        xos.close(*fd);
+    *fd = -1;
     rc = log_path(e, path, sizeof path, fno);
     if (rc != 0)
-        return rc;
-    e->xe_logfd = xos.open(path, log_flags(e), 0);
-    if (e->xe_logfd < 0)
-        return errno;
-    e->xe_logno = fno;
-    e->xe_log_alloc = 0;
-    return 0;
+        return -rc;
+    *fd = xos.open(path, flags, 0);
+    if (*fd < 0)
+        return -errno;
+    *no = fno;
+    return 1;
+}
+
+/* Make e->xe_logfd the descriptor of log file fno.  0 or errno. */
+static int logfd_for(struct xac_env *e, uint32_t fno)
+{
+    int rc = reopen_log(e, fno, log_flags(e), &e->xe_logfd, &e->xe_logno);
+
+    if (rc > 0)
+        e->xe_log_alloc = 0;
+    return rc < 0 ? -rc : 0;
+}
+
+/* Publish the log as stable up to LSN t, with s the newest stable commit
+ * stamp (the marks only grow). */
+static void mark_stable(struct xctl_hdr *h, uint64_t t, uint64_t s)
+{
+    store_max(&h->ch_log_synced, t);
+    store_max(&h->ch_log_dstamp, s);
 }
 
 /* Write zeros over [from, to) of a freshly allocated log range.  Blocks
@@ -293,7 +313,6 @@ int xlog_init(struct xac_env *e)
     e->xe_durable = 1;
     e->xe_logfd = -1;
     e->xe_dfd = -1;
-    e->xe_dtail = 0;
     e->xe_sync_method = XAC_SYNC_FDATASYNC;
     if (s != NULL && *s != '\0') {
         if (strcmp(s, "fdatasync") == 0)
@@ -528,8 +547,7 @@ static int rotate(struct xac_env *e, uint64_t c)
         rc = create_file(e, fno + 1, c);
     if (rc != 0)
         return rc;
-    store_max(&h->ch_log_synced, tail);
-    store_max(&h->ch_log_dstamp, h->ch_log_tail_stamp);
+    mark_stable(h, tail, h->ch_log_tail_stamp);
     ST(&h->ch_log_tail, ((uint64_t)(fno + 1) << 32) | XLOG_FHDR);
     return 0;
 }
@@ -591,11 +609,16 @@ static void publish(struct xac_env *e, uint64_t tail, uint64_t c)
     h->ch_log_payload += len - sizeof rh - rh.lr_nranges * sizeof(struct xlog_range);
     e->xe_mybytes += len;
     e->xe_logend = tail + len;
-    if (e->xe_sync_method == XAC_SYNC_DSYNC) {
+    if (e->xe_sync_method == XAC_SYNC_DSYNC)
         /* O_DSYNC: the write was synchronous, and so were all before. */
-        store_max(&h->ch_log_synced, tail + len);
-        store_max(&h->ch_log_dstamp, c);
-    }
+        mark_stable(h, tail + len, c);
+}
+
+/* Write the sealed record at tail through the buffered descriptor. */
+static int write_record(struct xac_env *e, uint64_t tail)
+{
+    return xos_write_all(e->xe_logfd, e->xe_logbuf, e->xe_loglen,
+                         (off_t)(tail & 0xffffffffu));
 }
 
 int xlog_append(struct xac_env *e, uint64_t c)
@@ -607,8 +630,7 @@ int xlog_append(struct xac_env *e, uint64_t c)
         return XAC_EIO;
     rc = place(e, c, &tail);
     if (rc == 0)
-        rc = xos_write_all(e->xe_logfd, e->xe_logbuf, e->xe_loglen,
-                           (off_t)(tail & 0xffffffffu));
+        rc = write_record(e, tail);
     if (rc != 0) {
         xlog_fail(e);
         return rc;
@@ -619,26 +641,15 @@ int xlog_append(struct xac_env *e, uint64_t c)
 
 /* ---- the alone commit's direct write --------------------------------- */
 
-/* Make e->xe_dfd log file fno opened O_DIRECT | O_DSYNC.  0 or errno. */
+/* Make e->xe_dfd log file fno opened O_DIRECT | O_DSYNC.  0 or -errno. */
 static int dfd_for(struct xac_env *e, uint32_t fno)
 {
-    char path[4096];
-    int rc;
+    int rc = reopen_log(e, fno, O_WRONLY | O_DIRECT | O_DSYNC, &e->xe_dfd,
+                        &e->xe_dfdno);
 
-    if (e->xe_dfd >= 0 && e->xe_dfdno == fno)
-        return 0;
-    if (e->xe_dfd >= 0)
-        xos.close(e->xe_dfd);
-    e->xe_dfd = -1;
-    e->xe_dtail = 0;
-    rc = log_path(e, path, sizeof path, fno);
-    if (rc != 0)
-        return rc;
-    e->xe_dfd = xos.open(path, O_WRONLY | O_DIRECT | O_DSYNC, 0);
-    if (e->xe_dfd < 0)
-        return errno;
-    e->xe_dfdno = fno;
-    return 0;
+    if (rc > 0)
+        e->xe_dtail = 0; /* the kept block head was another file's */
+    return rc < 0 ? rc : 0;
 }
 
 /* Write the sealed record at tail as whole blocks through xe_dfd: the
@@ -647,8 +658,9 @@ static int dfd_for(struct xac_env *e, uint32_t fno)
  * past its tail is zeros).  With O_DSYNC the write returns once the
  * blocks are stable: one request and one cache flush, where a buffered
  * write and fdatasync also pass the page cache and its writeback.  -1:
- * not applicable here (the caller writes and syncs as before); 0: the
- * record is stable; else an errno value. */
+ * not applicable here (XAC_SYNC=fsync, which also wants the metadata,
+ * among others: the caller writes and syncs as before); 0: the record is
+ * stable; else an errno value. */
 static int direct_write(struct xac_env *e, uint64_t tail)
 {
     uint64_t off = tail & 0xffffffffu, base, head, span, end, keep;
@@ -659,7 +671,8 @@ static int direct_write(struct xac_env *e, uint64_t tail)
      * before the record must be stable already (it is after an alone
      * commit, not after a rotation or a pool commit whose wait is still
      * in progress). */
-    if (e->xe_dalign == 0 || LD(&ch(e)->ch_log_synced) < tail)
+    if (e->xe_dalign == 0 || e->xe_sync_method == XAC_SYNC_FSYNC ||
+        LD(&ch(e)->ch_log_synced) < tail)
         return -1;
     if (e->xe_dbuf == NULL &&
         posix_memalign((void **)&e->xe_dbuf, e->xe_psize, XLOG_DIRECT_BUF) != 0) {
@@ -695,10 +708,8 @@ again:
         e->xe_dalign = 0;
         return -1;
     }
-    if (rc != 0) {
-        e->xe_dtail = 0;
-        return rc;
-    }
+    if (rc != 0)
+        return rc; /* the log fails */
     /* Keep the head of the block the next record starts in. */
     end = off + len;
     keep = end & (e->xe_dalign - 1);
@@ -711,37 +722,28 @@ int xlog_append_stable(struct xac_env *e, uint64_t c)
 {
     struct xctl_hdr *h = ch(e);
     uint64_t tail;
-    int rc;
+    int rc, direct = 0;
 
     if (LD(&h->ch_log_failed))
         return XAC_EIO;
-    if (e->xe_sync_method == XAC_SYNC_FSYNC) /* also wants the metadata */
-        return xlog_append(e, c) != 0 || xlog_sync_locked(e) != 0 ? XAC_EIO
-                                                                  : 0;
     rc = place(e, c, &tail);
-    if (rc != 0)
-        goto fail;
-    rc = direct_write(e, tail);
-    if (rc < 0) {
-        rc = xos_write_all(e->xe_logfd, e->xe_logbuf, e->xe_loglen,
-                           (off_t)(tail & 0xffffffffu));
-        if (rc != 0)
-            goto fail;
-        publish(e, tail, c);
-        return xlog_sync_locked(e);
+    if (rc == 0) {
+        rc = direct_write(e, tail);
+        direct = rc >= 0;
+        if (rc < 0)
+            rc = write_record(e, tail);
     }
-    if (rc != 0)
-        goto fail;
+    if (rc != 0) {
+        xlog_fail(e);
+        return XAC_EIO;
+    }
     publish(e, tail, c);
-    store_max(&h->ch_log_synced, tail + e->xe_loglen);
-    store_max(&h->ch_log_dstamp, c);
+    if (!direct)
+        return xlog_sync_locked(e);
+    mark_stable(h, tail + e->xe_loglen, c);
     __atomic_add_fetch(&h->ch_log_syncs, 1, __ATOMIC_SEQ_CST);
     e->xe_dwrites++;
     return 0;
-
-fail:
-    xlog_fail(e);
-    return XAC_EIO;
 }
 
 /* ---- group commit ---------------------------------------------------- */
@@ -764,8 +766,7 @@ static int sync_to(struct xac_env *e, uint64_t t, uint64_t s)
     }
     if (LD(&h->ch_log_failed))
         return XAC_EIO;
-    store_max(&h->ch_log_synced, t);
-    store_max(&h->ch_log_dstamp, s);
+    mark_stable(h, t, s);
     __atomic_add_fetch(&h->ch_log_syncs, 1, __ATOMIC_SEQ_CST);
     return 0;
 }

@@ -254,19 +254,21 @@ static int f_open(const char *path, int flags, mode_t mode)
     return fd;
 }
 
-/* A synchronous write (O_DSYNC; LIBXAC's direct log writes are also
- * O_DIRECT) makes [off, off + n) of its file stable: the kernel writes
- * back cached writes to that range first, so power loss no longer undoes
- * the older writes there. */
-static void settle_range(const char *path, off_t off, size_t n)
+/* Drop the shadows of fd's file that overlap [off, off + n) (n == 0:
+ * all of them), putting their old bytes back first if revert. */
+static void forget_range(int fd, off_t off, size_t n, int revert)
 {
     size_t i, j;
     for (i = j = 0; i < nsh; i++) {
-        if (strcmp(sh[i].path, path) == 0 && sh[i].off < off + (off_t)n &&
-            off < sh[i].off + (off_t)sh[i].len)
+        if (strcmp(sh[i].path, fdpath[fd]) == 0 &&
+            (n == 0 || (sh[i].off < off + (off_t)n &&
+                        off < sh[i].off + (off_t)sh[i].len))) {
+            if (revert && pwrite(fd, sh[i].old, sh[i].len, sh[i].off) < 0)
+                (void)0;
             free(sh[i].old);
-        else
+        } else {
             sh[j++] = sh[i];
+        }
     }
     nsh = j;
 }
@@ -295,27 +297,16 @@ static ssize_t f_pwrite(int fd, const void *buf, size_t n, off_t off)
         r = pread(fd, x->old, n, off);
         (void)r;
     } else if (fd >= 0 && fd < 1024) {
+        /* A synchronous write (O_DSYNC; LIBXAC's direct log writes are
+         * also O_DIRECT) makes its range stable: the kernel writes back
+         * cached writes there first, so power loss no longer undoes
+         * them. */
         r = pwrite(fd, buf, n, off);
         if (r > 0)
-            settle_range(fdpath[fd], off, (size_t)r);
+            forget_range(fd, off, (size_t)r, 0);
         return r;
     }
     return pwrite(fd, buf, n, off);
-}
-
-static void forget_file(int fd, int revert)
-{
-    size_t i, j;
-    for (i = j = 0; i < nsh; i++) {
-        if (strcmp(sh[i].path, fdpath[fd]) == 0) {
-            if (revert && pwrite(fd, sh[i].old, sh[i].len, sh[i].off) < 0)
-                (void)0;
-            free(sh[i].old);
-        } else {
-            sh[j++] = sh[i];
-        }
-    }
-    nsh = j;
 }
 
 static int f_sync(int fd, int data)
@@ -324,12 +315,12 @@ static int f_sync(int fd, int data)
         fault_fired++;
         /* Linux may mark the failed pages clean and drop their contents. */
         if (fd >= 0 && fd < 1024 && rnd(2))
-            forget_file(fd, 1);
+            forget_range(fd, 0, 0, 1);
         errno = EIO;
         return -1;
     }
     if (fd >= 0 && fd < 1024) {
-        forget_file(fd, 0);
+        forget_range(fd, 0, 0, 0);
         settle(fdpath[fd]);
     }
     return data ? fdatasync(fd) : fsync(fd);

@@ -85,17 +85,34 @@ static int fs_takes_direct(void)
     return ok;
 }
 
+/* In a child: xInit(ctl, DURABLE) and map npg pages of db, or _exit with
+ * code (xInit failed) or code + 1 (xMmap failed). */
+static int *child_attach(const char *ctl, const char *db, size_t npg,
+                         int code)
+{
+    int *x;
+
+    if (xInit(ctl, DURABLE) != 0)
+        _exit(code);
+    x = xMmap(db, npg * PAGESIZE);
+    if (x == MAP_FAILED)
+        _exit(code + 1);
+    return x;
+}
+
+/* Run fn in a child process: did it exit with status 0? */
+static int child_ok(void (*fn)(void *))
+{
+    int st = tu_in_child(fn, NULL);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 /* Map the file and stay attached, idle, until the parent says 'q'. */
 static void idle_child(void *arg)
 {
-    int *x;
+    int *x = child_attach("ctl", "a.db", NPG, 20);
     (void)arg;
 
-    if (xInit("ctl", DURABLE) != 0)
-        _exit(20);
-    x = xMmap("a.db", NPG * PAGESIZE);
-    if (x == MAP_FAILED)
-        _exit(21);
     tu_tell(c2p[1], 'm');
     if (tu_hear(p2c[0]) != 'q')
         _exit(22);
@@ -138,13 +155,10 @@ static int file_ok(int v0, int v2)
 
 static void big_child(void *arg)
 {
-    int *x, i, rc;
+    int *x = child_attach("ctl2", "b.db", BIG, 30), i, rc;
     (void)arg;
 
-    if (xInit("ctl2", DURABLE) != 0)
-        _exit(30);
-    x = xMmap("b.db", BIG * PAGESIZE);
-    if (x == MAP_FAILED || xbegin() != 0)
+    if (xbegin() != 0)
         _exit(31);
     for (i = 0; i < BIG; i++) {
         int *p = tu_page(x, i, READ_WRITE, i % 3 == 2);
@@ -162,9 +176,8 @@ static void big_child(void *arg)
 static int big_commit(void)
 {
     struct xac_stats st;
-    int *x, i, ok, status;
+    int *x, i, ok;
     unsigned long long payload;
-    pid_t pid;
 
     E(xInit("ctl2", DURABLE));
     x = xMmap("b.db", BIG * PAGESIZE);
@@ -173,14 +186,9 @@ static int big_commit(void)
     E(xStats(&st));
     payload = st.log_payload;
     E(xShutdown());
-    pid = fork();
-    if (pid == 0)
-        big_child(NULL);
-    ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
     test_cond("a transaction writing 80 pages commits, then its process "
               "dies",
-              ok);
+              child_ok(big_child));
     E(xInit("ctl2", DURABLE));
     x = xMmap("b.db", BIG * PAGESIZE);
     if (x == MAP_FAILED)
@@ -200,14 +208,9 @@ static int big_commit(void)
  * blocks, then death without xShutdown. */
 static void small_child(void *arg)
 {
-    int *x, i;
+    int *x = child_attach("ctl3", "c.db", NPG, 40), i;
     (void)arg;
 
-    if (xInit("ctl3", DURABLE) != 0)
-        _exit(40);
-    x = xMmap("c.db", NPG * PAGESIZE);
-    if (x == MAP_FAILED)
-        _exit(41);
     for (i = 0; i < 20; i++)
         if (add_both(x) != COMMITTED)
             _exit(42);
@@ -220,14 +223,10 @@ static void small_child(void *arg)
  * carried over from the previous record's last block. */
 static int small_commits(void)
 {
-    int fd, ok, status, *x;
-    pid_t pid = fork();
+    int fd, ok, *x;
 
-    if (pid == 0)
-        small_child(NULL);
-    ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
-    test_cond("twenty small alone commits, then the process dies", ok);
+    test_cond("twenty small alone commits, then the process dies",
+              child_ok(small_child));
     fd = open("c.db", O_WRONLY);
     if (fd < 0 || ftruncate(fd, 0) != 0 ||
         ftruncate(fd, NPG * PAGESIZE) != 0 || close(fd) != 0)
