@@ -503,6 +503,13 @@ struct xac_stats {
                                         *   O_DIRECT, the record was over
                                         *   256 KiB, or the log before it
                                         *   was not yet stable) */
+    unsigned long long log_leads;      /**< group-commit syncs this process
+                                        *   ran as the leader */
+    unsigned long long log_deferred;   /**< commits of this process that
+                                        *   left the group-commit lead to a
+                                        *   process on a CPU whose syncs
+                                        *   complete sooner
+                                        *   (XAC_LEAD_BY_CPU) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

@@ -1,6 +1,6 @@
 /* xac_ctl.h: the shared control file "<xInit path>/xac.ctl".
  *
- * Layout, format 2 (docs/libxac.md has the full description):
+ * Layout, format 4 (docs/libxac-formats.md has the full description):
  *
  *   offset 0      struct xctl_hdr, starting with magic and format
  *   ch_slotoff    ch_nslots process slots (struct xctl_slot, 64 bytes)
@@ -20,10 +20,11 @@
 #include <sys/types.h>
 
 #define XCTL_MAGIC 0x4C434158u /* "XACL" in a little-endian dump */
-#define XCTL_FORMAT 3u
+#define XCTL_FORMAT 4u
 #define XCTL_NAME "xac.ctl"
 #define XCTL_SLOTS 4096u       /* process slots in a new file */
 #define XCTL_SLOTS_MIN XCTL_SLOTS
+#define XCTL_CPUS 256u         /* CPUs whose log-sync latency is kept */
 
 struct xctl_hdr {
     uint32_t ch_magic;       /* XCTL_MAGIC */
@@ -67,6 +68,11 @@ struct xctl_hdr {
                                    * first mapper: 0 after recovery */
     uint32_t ch_pad;         /* unused (format 3 counted waiters here;
                               * each slot's cs_wait_end replaces it) */
+    /* Format 4: the group-commit leader's sync time by the CPU it ran on
+     * (moving average, us; 0 = never measured).  Where one CPU takes the
+     * disk's interrupts, a leader elsewhere is woken by an inter-processor
+     * interrupt, twice per sync (xac_log.c, lead_elsewhere). */
+    uint32_t ch_cpu_sync_us[XCTL_CPUS];
 };
 
 enum xctl_slot_state { XS_FREE = 0, XS_LIVE = 1 };
@@ -82,7 +88,9 @@ struct xctl_slot {
     uint32_t cs_pad;
     uint64_t cs_wait_end;    /* LSN its commit waits to be stable, 0 when
                               * it is not waiting (group commit) */
-    uint64_t cs_pad2;
+    uint32_t cs_cpu;         /* 1 + the CPU it last began or waited on, 0
+                              * unknown (format 4) */
+    uint32_t cs_pad2;
 };
 
 struct xctl {

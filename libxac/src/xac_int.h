@@ -136,6 +136,11 @@ struct xac_env {
     uint64_t xe_log_limit;    /* rotate a log file beyond this size */
     uint64_t xe_log_alloc;    /* bytes allocated to log file xe_logno */
     unsigned xe_commit_delay_us; /* leader waits up to this for others */
+    int xe_lead_by_cpu;       /* XAC_LEAD_BY_CPU: leave the lead to a
+                               * process on a CPU with faster syncs */
+    unsigned long xe_leads;   /* syncs this process led (stats) */
+    unsigned long xe_deferred; /* waits in which it left the lead to
+                               * such a process (stats) */
     char *xe_before;          /* XAC_BEFORE_PAGES pages (anonymous): the
                                * versions written pages had when the
                                * transaction was granted write access,
@@ -253,6 +258,10 @@ int xlog_append_stable(struct xac_env *e, uint64_t c);
 /* Wait until the log is stable up to LSN end (group commit; not under
  * ch_lock).  0 or XAC_EIO. */
 int xlog_wait(struct xac_env *e, uint64_t end);
+/* Publish the CPU we run on in our slot: a committer about to lead the
+ * group's sync leaves it to a process on a CPU whose syncs complete
+ * sooner (XAC_LEAD_BY_CPU). */
+void xlog_note_cpu(struct xac_env *e);
 /* Put the log in the failed state (fsyncgate): no commit is durable any
  * more until recovery. */
 void xlog_fail(struct xac_env *e);

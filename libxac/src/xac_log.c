@@ -345,6 +345,14 @@ int xlog_init(struct xac_env *e)
         else if (strcmp(s, "1") != 0)
             return XAC_EINVAL;
     }
+    e->xe_lead_by_cpu = 1;
+    s = getenv("XAC_LEAD_BY_CPU");
+    if (s != NULL && *s != '\0') {
+        if (strcmp(s, "0") == 0)
+            e->xe_lead_by_cpu = 0;
+        else if (strcmp(s, "1") != 0)
+            return XAC_EINVAL;
+    }
     /* Best effort: without it, prepare reads every before-image back. */
     e->xe_before = xos.mmap(NULL, XAC_BEFORE_PAGES * e->xe_psize,
                             PROT_READ | PROT_WRITE,
@@ -857,11 +865,91 @@ static void gather(struct xac_env *e)
     }
 }
 
+/* ---- where the leader runs ------------------------------------------ */
+
+/* 1 + the CPU we run on; 0 if unknown or past the table. */
+static uint32_t cpu_now(void)
+{
+    int c = xos.getcpu();
+
+    return c >= 0 && (unsigned)c < XCTL_CPUS ? (uint32_t)c + 1 : 0;
+}
+
+/* A leader that ran on cpu (1-based) synced in us microseconds: fold it
+ * into that CPU's moving average (weight 1/8).  Two leaders racing here
+ * lose a sample, no more. */
+static void note_sync_us(struct xac_env *e, uint32_t cpu, uint64_t us)
+{
+    uint32_t *a = &ch(e)->ch_cpu_sync_us[cpu - 1], old = LD(a);
+
+    if (us == 0)
+        us = 1;
+    if (us > 1000000)
+        us = 1000000;
+    ST(a, old == 0 ? (uint32_t)us : (uint32_t)((7 * (uint64_t)old + us) / 8));
+}
+
+/* Should this waiter leave the lead to a sibling whose CPU's syncs
+ * complete sooner?  The sync's latency includes waking the leader when the
+ * disk's interrupts arrive: on a machine where one CPU takes them all (a
+ * VM's single-queue virtio disk), a leader on another CPU is woken by an
+ * inter-processor interrupt, twice per sync (the write, then the cache
+ * flush), and its syncs take 40 % longer (docs/libxac-durability.md).  A
+ * sibling counts if it runs a transaction or waits for a record the last
+ * sync did not cover: either is about to wait and will take the lead.
+ * As leader we would wait up to the commit delay for a running sibling
+ * anyway (gather), and waiting longer than that plus the difference in
+ * latency cannot pay: *since (when we began to wait so; 0 before) bounds
+ * it.  Averages come from the CPUs leaders actually use; a CPU avoided
+ * is measured again once its average undercuts the others'. */
+static int lead_elsewhere(struct xac_env *e, uint64_t *since)
+{
+    struct xctl_hdr *h = ch(e);
+    struct xctl_slot *s = xctl_slots(&e->xe_ctl);
+    uint32_t i, hwm, c, mine, lat, best, cpu;
+    uint64_t synced, now;
+
+    if (!e->xe_lead_by_cpu || (cpu = cpu_now()) == 0)
+        return 0;
+    mine = LD(&h->ch_cpu_sync_us[cpu - 1]);
+    if (mine == 0)
+        return 0; /* not measured: leading measures it */
+    best = mine;
+    hwm = LD(&h->ch_slot_hwm);
+    synced = LD(&h->ch_log_synced);
+    for (i = 0; i < hwm; i++) {
+        if (i == e->xe_ctl.cx_slot ||
+            (LD(&s[i].cs_txn) == 0 && LD(&s[i].cs_wait_end) <= synced))
+            continue;
+        c = LD(&s[i].cs_cpu);
+        if (c == 0 || c == cpu || c > XCTL_CPUS)
+            continue;
+        lat = LD(&h->ch_cpu_sync_us[c - 1]);
+        if (lat != 0 && lat < best)
+            best = lat;
+    }
+    if ((uint64_t)best * 10 > (uint64_t)mine * 9)
+        return 0; /* under 10 % faster: within the averages' noise */
+    now = now_us();
+    if (*since == 0) {
+        *since = now;
+        e->xe_deferred++;
+    }
+    return now - *since < (uint64_t)e->xe_commit_delay_us + (mine - best);
+}
+
+void xlog_note_cpu(struct xac_env *e)
+{
+    if (e->xe_lead_by_cpu)
+        ST(&xctl_slots(&e->xe_ctl)[e->xe_ctl.cx_slot].cs_cpu, cpu_now());
+}
+
 int xlog_wait(struct xac_env *e, uint64_t end)
 {
     struct xctl_slot *me = &xctl_slots(&e->xe_ctl)[e->xe_ctl.cx_slot];
     int rc;
 
+    xlog_note_cpu(e);
     ST(&me->cs_wait_end, end);
     rc = wait_stable(e, end);
     ST(&me->cs_wait_end, 0);
@@ -895,7 +983,8 @@ static int wait_stable(struct xac_env *e, uint64_t end)
     struct xctl_hdr *h = ch(e);
     uint32_t me = (uint32_t)xos.getpid(), seq, l;
     struct timespec ts = {0, 2000000};
-    uint64_t t0;
+    uint64_t t0, syncs, since = 0;
+    uint32_t cpu;
 
     for (;;) {
         if (LD(&h->ch_log_synced) >= end)
@@ -903,13 +992,26 @@ static int wait_stable(struct xac_env *e, uint64_t end)
         if (LD(&h->ch_log_failed))
             return XAC_EIO;
         seq = LD(&h->ch_log_seq);
+        if (LD(&h->ch_log_leader) == 0 && lead_elsewhere(e, &since)) {
+            xos.sched_yield();
+            continue;
+        }
         l = 0;
         if (__atomic_compare_exchange_n(&h->ch_log_leader, &l, me, 0,
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
             gather(e);
+            cpu = cpu_now();
+            syncs = LD(&h->ch_log_syncs);
             t0 = now_us();
             lead(e);
-            ST(&h->ch_log_sync_us, (uint32_t)(now_us() - t0));
+            t0 = now_us() - t0;
+            if (LD(&h->ch_log_syncs) != syncs) {
+                /* It synced (another leader may have covered us). */
+                ST(&h->ch_log_sync_us, (uint32_t)t0);
+                e->xe_leads++;
+                if (cpu != 0 && cpu_now() == cpu)
+                    note_sync_us(e, cpu, t0);
+            }
             ST(&h->ch_log_leader, 0);
             __atomic_add_fetch(&h->ch_log_seq, 1, __ATOMIC_SEQ_CST);
             xos.futex(&h->ch_log_seq, FUTEX_WAKE, INT_MAX, NULL);
@@ -1402,5 +1504,7 @@ int xStats(struct xac_stats *st)
     st->uffd = e->xe_uffd >= 0;
     st->direct_commits = e->xe_direct;
     st->log_direct_writes = e->xe_dwrites;
+    st->log_leads = e->xe_leads;
+    st->log_deferred = e->xe_deferred;
     return 0;
 }

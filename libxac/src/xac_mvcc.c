@@ -736,6 +736,8 @@ void xmv_begin(struct xac_env *e)
     }
     e->xe_txn = id;
     e->xe_snap = snap;
+    if (e->xe_durable)
+        xlog_note_cpu(e); /* for a sibling choosing the sync leader */
 }
 
 uint32_t xmv_find(struct xac_env *e, uint32_t pg, uint64_t snap)

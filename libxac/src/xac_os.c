@@ -91,6 +91,7 @@ static const struct xos_table xos_default = {
     .pagesize = os_pagesize,
     .nanosleep = nanosleep,
     .sched_yield = sched_yield,
+    .getcpu = sched_getcpu,
     .clock_gettime = clock_gettime,
     .futex = os_futex,
     .userfaultfd = os_userfaultfd,

@@ -42,6 +42,9 @@ struct xos_table {
     long (*pagesize)(void);
     int (*nanosleep)(const struct timespec *req, struct timespec *rem);
     int (*sched_yield)(void);
+    /* sched_getcpu(3): the CPU the caller runs on, or -1 (group commit
+     * prefers leaders on CPUs whose syncs complete sooner). */
+    int (*getcpu)(void);
     int (*clock_gettime)(clockid_t clk, struct timespec *ts);
     /* futex(2) on a word in a MAP_SHARED mapping (op FUTEX_WAIT or
      * FUTEX_WAKE, never the _PRIVATE forms): group commit sleeps on it. */
