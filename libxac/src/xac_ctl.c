@@ -21,6 +21,8 @@ static size_t ctl_size(uint32_t nslots, size_t psize)
     return (n + psize - 1) & ~(psize - 1);
 }
 
+_Static_assert(sizeof(struct xctl_slot) == 64, "process slot");
+
 static uint32_t ctl_slotoff(void)
 {
     return (uint32_t)((sizeof(struct xctl_hdr) + 63) & ~(size_t)63);

@@ -1006,7 +1006,7 @@ static int wait_stable(struct xac_env *e, uint64_t end)
             lead(e);
             t0 = now_us() - t0;
             if (LD(&h->ch_log_syncs) != syncs) {
-                /* It synced (another leader may have covered us). */
+                /* It synced (sync_to skips a log already stable). */
                 ST(&h->ch_log_sync_us, (uint32_t)t0);
                 e->xe_leads++;
                 if (cpu != 0 && cpu_now() == cpu)
