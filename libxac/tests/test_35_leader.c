@@ -66,7 +66,9 @@ static long averages(long slow_us, long fast_us, int get)
 }
 
 /* On the fast CPU: begin a transaction on page 1, tell the parent, commit
- * it 300 ms later, and report how many syncs it led. */
+ * it a second later (long enough that a parent slowed by a loaded machine
+ * still commits first where a round wants it), and report how many syncs
+ * it led. */
 static void child(void *arg)
 {
     struct xac_stats st;
@@ -85,7 +87,7 @@ static void child(void *arg)
         _exit(22);
     *tu_page(x, 1, READ_WRITE, 1) += 1;
     tu_tell(c2p[1], 'b');
-    usleep(300 * 1000);
+    usleep(1000 * 1000);
     rc = xend();
     if (xStats(&st) != 0)
         _exit(24);
