@@ -74,9 +74,7 @@ static void forget_parent(struct xac_env *e)
     e->xe_tsorted = 1;
 }
 
-/* A 0-or-1 environment variable: *out gets it (def when unset or
- * empty).  Anything else is XAC_EINVAL. */
-static int env_flag(const char *name, int def, int *out)
+int xenv_flag(const char *name, int def, int *out)
 {
     const char *v = getenv(name);
 
@@ -98,8 +96,8 @@ static int env_memory(struct xac_env *e)
     unsigned long long mib = XAC_WORKING_MIB_DEFAULT;
     char *end;
 
-    if (env_flag("XAC_KEEP_PAGES", 1, &e->xe_keep) != 0 ||
-        env_flag("XAC_UFFD", 1, &e->xe_uffd_want) != 0)
+    if (xenv_flag("XAC_KEEP_PAGES", 1, &e->xe_keep) != 0 ||
+        xenv_flag("XAC_UFFD", 1, &e->xe_uffd_want) != 0)
         return XAC_EINVAL;
     if (w != NULL && *w != '\0') {
         errno = 0;

@@ -225,6 +225,9 @@ int xmv_alone(struct xac_env *e);
 int xmv_checkpoint(struct xac_env *e);
 /* Read XAC_POLICY and XAC_BACKOFF_US. */
 void xmv_env_policy(struct xac_env *e);
+/* A 0-or-1 environment variable: *out gets it (def when unset or
+ * empty).  Anything else is XAC_EINVAL. */
+int xenv_flag(const char *name, int def, int *out);
 /* The limit for writing versions into the data file: in DURABLE mode only
  * versions whose log records are stable may go there (the WAL rule). */
 uint64_t xmv_wb_limit(struct xac_env *e, uint64_t m);

@@ -309,6 +309,7 @@ static int read_fhdr(struct xac_env *e, uint32_t fno, struct xlog_fhdr *fh)
 int xlog_init(struct xac_env *e)
 {
     const char *s = getenv("XAC_SYNC"), *l = getenv("XAC_LOG_LIMIT");
+    int direct;
 
     e->xe_durable = 1;
     e->xe_logfd = -1;
@@ -335,24 +336,12 @@ int xlog_init(struct xac_env *e)
             return XAC_EINVAL;
         e->xe_log_limit = v;
     }
+    if (xenv_flag("XAC_LOG_DIRECT", 1, &direct) != 0 ||
+        xenv_flag("XAC_LEAD_BY_CPU", 1, &e->xe_lead_by_cpu) != 0)
+        return XAC_EINVAL;
     /* 512-byte blocks first: direct_write moves to page-sized ones if the
      * file system wants them. */
-    e->xe_dalign = 512;
-    s = getenv("XAC_LOG_DIRECT");
-    if (s != NULL && *s != '\0') {
-        if (strcmp(s, "0") == 0)
-            e->xe_dalign = 0;
-        else if (strcmp(s, "1") != 0)
-            return XAC_EINVAL;
-    }
-    e->xe_lead_by_cpu = 1;
-    s = getenv("XAC_LEAD_BY_CPU");
-    if (s != NULL && *s != '\0') {
-        if (strcmp(s, "0") == 0)
-            e->xe_lead_by_cpu = 0;
-        else if (strcmp(s, "1") != 0)
-            return XAC_EINVAL;
-    }
+    e->xe_dalign = direct ? 512 : 0;
     /* Best effort: without it, prepare reads every before-image back. */
     e->xe_before = xos.mmap(NULL, XAC_BEFORE_PAGES * e->xe_psize,
                             PROT_READ | PROT_WRITE,

@@ -41,19 +41,27 @@ static int sync_2ms(int fd)
     return fdatasync(fd);
 }
 
-/* Set the sync averages of the two fake CPUs in ctl/xac.ctl; with get,
- * read the fast one's back instead.  Returns it, or -1. */
-static long averages(long slow_us, long fast_us, int get)
+/* The header of ctl/xac.ctl, mapped shared (munmap sizeof *h), or
+ * MAP_FAILED. */
+static struct xctl_hdr *map_hdr(void)
 {
     struct xctl_hdr *h;
-    size_t len = sizeof *h;
-    long v;
     int fd = open("ctl/" XCTL_NAME, O_RDWR);
 
     if (fd < 0)
-        return -1;
-    h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        return MAP_FAILED;
+    h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
+    return h;
+}
+
+/* Set the sync averages of the two fake CPUs; with get, read the fast
+ * one's back instead.  Returns it, or -1. */
+static long averages(long slow_us, long fast_us, int get)
+{
+    struct xctl_hdr *h = map_hdr();
+    long v;
+
     if (h == MAP_FAILED)
         return -1;
     if (!get) {
@@ -61,7 +69,7 @@ static long averages(long slow_us, long fast_us, int get)
         h->ch_cpu_sync_us[FAST_CPU] = (uint32_t)fast_us;
     }
     v = h->ch_cpu_sync_us[FAST_CPU];
-    munmap(h, len);
+    munmap(h, sizeof *h);
     return v;
 }
 
@@ -244,13 +252,9 @@ int main(void)
          pipe(c2p) == 0 && pipe(r2p) == 0;
     test_cond("real: set up", ok);
     if (ok) {
-        struct xctl_hdr *h;
-        int fd;
-
         /* Forget the fake rounds' averages. */
-        fd = open("ctl/" XCTL_NAME, O_RDWR);
-        h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
+        struct xctl_hdr *h = map_hdr();
+
         ok = h != MAP_FAILED;
         for (i = 0; ok && i < (int)XCTL_CPUS; i++)
             h->ch_cpu_sync_us[i] = 0;
