@@ -510,6 +510,11 @@ struct xac_stats {
                                         *   process on a CPU whose syncs
                                         *   complete sooner
                                         *   (XAC_LEAD_BY_CPU) */
+    unsigned long long pages_reused;   /**< faults of this process that
+                                        *   copied nothing: the working
+                                        *   memory still held the page's
+                                        *   version from an earlier
+                                        *   transaction of this process */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

@@ -20,6 +20,7 @@
 
 /* One allocation holds the touched pages and, after them, the kept ones. */
 #define TOUCHED_BYTES(e) (2 * (e)->xe_tcap * sizeof *(e)->xe_touched)
+#define HAVE_BYTES(e) ((size_t)(e)->xe_npages * sizeof *(e)->xe_have)
 
 struct xac_env xac_env = {
     .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_logfd = -1,
@@ -42,6 +43,8 @@ static void forget_parent(struct xac_env *e)
     e->xe_uffd = -1;
     if (e->xe_pstate != NULL)
         xos.munmap(e->xe_pstate, e->xe_npages);
+    if (e->xe_have != NULL)
+        xos.munmap(e->xe_have, HAVE_BYTES(e));
     if (e->xe_touched != NULL)
         xos.munmap(e->xe_touched, TOUCHED_BYTES(e));
     if (e->xe_seg != NULL)
@@ -87,7 +90,7 @@ int xenv_flag(const char *name, int def, int *out)
     return 0;
 }
 
-/* XAC_KEEP_PAGES and XAC_UFFD (0 or 1, default 1) and XAC_WORKING_MIB
+/* XAC_KEEP_PAGES, XAC_UFFD and XAC_REUSE (0 or 1, default 1) and XAC_WORKING_MIB
  * (1 .. 1048576, default XAC_WORKING_MIB_DEFAULT): anything else is
  * XAC_EINVAL. */
 static int env_memory(struct xac_env *e)
@@ -97,7 +100,8 @@ static int env_memory(struct xac_env *e)
     char *end;
 
     if (xenv_flag("XAC_KEEP_PAGES", 1, &e->xe_keep) != 0 ||
-        xenv_flag("XAC_UFFD", 1, &e->xe_uffd_want) != 0)
+        xenv_flag("XAC_UFFD", 1, &e->xe_uffd_want) != 0 ||
+        xenv_flag("XAC_REUSE", 1, &e->xe_reuse) != 0)
         return XAC_EINVAL;
     if (w != NULL && *w != '\0') {
         errno = 0;
@@ -178,6 +182,7 @@ static int seg_unmap(struct xac_env *e)
     AZ(xos.munmap(e->xe_back, e->xe_len));
     xos.close(e->xe_memfd);
     AZ(xos.munmap(e->xe_pstate, e->xe_npages));
+    AZ(xos.munmap(e->xe_have, HAVE_BYTES(e)));
     AZ(xos.munmap(e->xe_touched, TOUCHED_BYTES(e)));
     xos.close(e->xe_fd);
     free(e->xe_name);
@@ -187,6 +192,7 @@ static int seg_unmap(struct xac_env *e)
     e->xe_memfd = -1;
     e->xe_loaded = 0;
     e->xe_pstate = NULL;
+    e->xe_have = NULL;
     e->xe_touched = NULL;
     e->xe_fd = -1;
     e->xe_len = 0;
@@ -264,6 +270,9 @@ void *xMmap(const char *name, size_t length)
     e->xe_pstate = anon(e->xe_npages);
     if (e->xe_pstate == MAP_FAILED)
         goto fail;
+    e->xe_have = anon(HAVE_BYTES(e));
+    if (e->xe_have == MAP_FAILED)
+        goto fail;
     e->xe_touched = anon(TOUCHED_BYTES(e));
     if (e->xe_touched == MAP_FAILED)
         goto fail;
@@ -313,12 +322,15 @@ fail:
         xos.munmap(e->xe_touched, TOUCHED_BYTES(e));
     if (e->xe_pstate != NULL && e->xe_pstate != MAP_FAILED)
         xos.munmap(e->xe_pstate, e->xe_npages);
+    if (e->xe_have != NULL && e->xe_have != MAP_FAILED)
+        xos.munmap(e->xe_have, HAVE_BYTES(e));
     if (e->xe_fd >= 0)
         xos.close(e->xe_fd);
     free(e->xe_name);
     e->xe_name = NULL;
     e->xe_base = NULL;
     e->xe_pstate = NULL;
+    e->xe_have = NULL;
     e->xe_touched = NULL;
     e->xe_fd = -1;
     e->xe_len = 0;

@@ -51,8 +51,10 @@ static void mark(struct xac_env *e, uint32_t pg, int st)
         XASSERT(e->xe_ntouched < e->xe_tcap);
         e->xe_touched[e->xe_ntouched++] = pg;
     }
-    if ((st & XP_LEVEL) == XP_WRITE && (cur & XP_LEVEL) != XP_WRITE)
+    if ((st & XP_LEVEL) == XP_WRITE && (cur & XP_LEVEL) != XP_WRITE) {
         xlog_keep_before(e, pg);
+        e->xe_have[pg] = 0; /* until our commit names the contents */
+    }
     e->xe_pstate[pg] = (uint8_t)((cur & XP_STICKY) | st);
 }
 
@@ -97,15 +99,36 @@ static int prot_of(int st)
 }
 
 /* Copy the snapshot version of page pg into the working memory.  A page
- * past the end of its file reads as zeros. */
+ * past the end of its file reads as zeros.
+ *
+ * Between transactions a page's access is revoked (so that the next read
+ * is seen), but its contents stay.  If the newest committed version is in
+ * the snapshot, the snapshot version is that one; its stamp names it, and
+ * if the working memory holds it already (xe_have: loaded, or written by
+ * our own commit, since) there is nothing to copy.  Commits after the
+ * snapshot do not matter: their stamps are larger, and the version below
+ * them stays the snapshot's.  Read pe_newest before the copy: a version
+ * committed meanwhile is newer than the snapshot, so the copy still
+ * holds the version the stamp names.  XAC_REUSE=0 always copies, as
+ * before. */
 static int load(struct xac_env *e, uint32_t pg)
 {
-    uint32_t f = xmv_find(e, pg, e->xe_snap);
-    int fd = f != 0 ? e->xe_poolfd : e->xe_fd;
-    off_t off = (off_t)(f != 0 ? f : pg) << e->xe_pshift;
-    int rc = xos_read_all(fd, e->xe_back + ((size_t)pg << e->xe_pshift),
-                          e->xe_psize, off, 1);
+    uint64_t newest = xmv_newest(e, pg);
+    uint32_t f;
+    int fd, rc;
+    off_t off;
 
+    if (e->xe_reuse && newest <= e->xe_snap &&
+        e->xe_have[pg] == newest + 1) {
+        e->xe_reused++;
+        return 0;
+    }
+    f = xmv_find(e, pg, e->xe_snap);
+    fd = f != 0 ? e->xe_poolfd : e->xe_fd;
+    off = (off_t)(f != 0 ? f : pg) << e->xe_pshift;
+    rc = xos_read_all(fd, e->xe_back + ((size_t)pg << e->xe_pshift),
+                      e->xe_psize, off, 1);
+    e->xe_have[pg] = rc == 0 && newest <= e->xe_snap ? newest + 1 : 0;
     if (rc == 0)
         e->xe_loaded++;
     return rc;

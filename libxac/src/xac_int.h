@@ -80,6 +80,9 @@ struct xac_env {
      * anonymous MAP_NORESERVE mappings, so only the parts a transaction
      * touches take memory. */
     uint8_t *xe_pstate;       /* enum xac_pstate per page */
+    uint64_t *xe_have;        /* per page: 1 + the commit stamp of the
+                               * version the working memory holds, 0 if
+                               * none or unknown (xac_fault.c, load) */
     uint32_t *xe_touched;     /* pages whose state left XP_NONE, in order */
     size_t xe_ntouched;
     size_t xe_tcap;           /* capacity of xe_touched, in entries */
@@ -92,6 +95,8 @@ struct xac_env {
                                * this commit stamp */
     int xe_keep;              /* xSetKeepPages */
     int xe_uffd_want;         /* XAC_UFFD: may use userfaultfd (xac_wp.c) */
+    int xe_reuse;             /* XAC_REUSE: a fault may skip the copy of a
+                               * version the working memory holds */
     int xe_uffd;              /* userfaultfd covering the segment, or -1 */
     int xe_wp_now;            /* this transaction's read grants map pages
                                * read-write under write protection */
@@ -139,6 +144,8 @@ struct xac_env {
     int xe_lead_by_cpu;       /* XAC_LEAD_BY_CPU: leave the lead to a
                                * process on a CPU with faster syncs */
     unsigned long xe_leads;   /* syncs this process led (stats) */
+    unsigned long xe_reused;  /* loads skipped: the working memory held
+                               * the version already (stats) */
     unsigned long xe_deferred; /* waits in which it left the lead to
                                * such a process (stats) */
     char *xe_before;          /* XAC_BEFORE_PAGES pages (anonymous): the

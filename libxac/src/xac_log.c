@@ -1495,5 +1495,6 @@ int xStats(struct xac_stats *st)
     st->log_direct_writes = e->xe_dwrites;
     st->log_leads = e->xe_leads;
     st->log_deferred = e->xe_deferred;
+    st->pages_reused = e->xe_reused;
     return 0;
 }

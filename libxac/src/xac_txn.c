@@ -123,6 +123,17 @@ static void drop_kept(struct xac_env *e)
     e->xe_nkept = 0;
 }
 
+/* Forget which versions the working memory holds (xac_fault.c, load). */
+static void forget_contents(struct xac_env *e)
+{
+    size_t n = (size_t)e->xe_npages * sizeof *e->xe_have;
+
+    /* Zero pages again, and no memory kept for them; a refusal costs a
+     * pass over the table instead. */
+    if (xos.madvise(e->xe_have, n, MADV_DONTNEED) != 0)
+        memset(e->xe_have, 0, n);
+}
+
 /* Empty the working memory once XAC_WORKING_MIB of copies went into it.
  * No page may be open or kept: their contents go. */
 static void trim(struct xac_env *e)
@@ -130,10 +141,12 @@ static void trim(struct xac_env *e)
     if (e->xe_loaded < e->xe_trim_pages)
         return;
     drop_kept(e);
-    /* Best effort: if the hole cannot be punched, the memory stays. */
+    /* Best effort: if the hole cannot be punched, the memory stays.  The
+     * contents go either way, as far as load() knows. */
     (void)xos.fallocate(e->xe_memfd,
                         FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
                         (off_t)e->xe_len);
+    forget_contents(e);
     e->xe_loaded = 0;
 }
 
@@ -203,6 +216,17 @@ static void keep_pages(struct xac_env *e, int ok)
         e->xe_kept_stamp = UINT64_MAX;
 }
 
+/* Our commit published the written pages as versions xe_committed_at:
+ * the working memory holds those. */
+static void name_written(struct xac_env *e)
+{
+    size_t i;
+
+    for (i = 0; i < e->xe_ntouched; i++)
+        if (written_page(e->xe_pstate[e->xe_touched[i]]))
+            e->xe_have[e->xe_touched[i]] = e->xe_committed_at + 1;
+}
+
 int xac_txn_finish(int commit)
 {
     struct xac_env *e = &xac_env;
@@ -212,6 +236,8 @@ int xac_txn_finish(int commit)
     e->xe_committed_at = 0;
     if (commit)
         rc = xmv_commit(e);
+    if (e->xe_committed_at != 0)
+        name_written(e);
     if (e->xe_keep && xmv_alone(e))
         keep_pages(e, commit && rc == 0);
     else
