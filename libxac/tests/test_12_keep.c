@@ -47,39 +47,10 @@ static unsigned long long kept(void)
     return st.kept_pages;
 }
 
-/* Child: on 'g', attach, commit page n = v, detach, say 'd'. */
+/* A child that commits page n = v when told (tu_spawn_writer). */
 static pid_t spawn_writer(int n, int v)
 {
-    pid_t pid;
-
-    fflush(NULL);
-    pid = fork();
-    if (pid == 0) {
-        int *y, ok;
-        if (tu_hear(p2c[0]) != 'g')
-            _exit(30);
-        if (xInit("ctl", NONDURABLE) != 0)
-            _exit(20);
-        y = xMmap("k.db", NPG * PAGESIZE);
-        if (y == MAP_FAILED)
-            _exit(21);
-        x = y;
-        xbegin();
-        *pg(n, READ_WRITE) = v;
-        ok = xend() == COMMITTED;
-        xMunmap("k.db");
-        xShutdown();
-        tu_tell(c2p[1], ok ? 'd' : 'n');
-        _exit(0);
-    }
-    return pid;
-}
-
-static int reap(pid_t pid)
-{
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    return tu_spawn_writer(p2c[0], c2p[1], "k.db", NPG, n, v, vg);
 }
 
 int main(void)
@@ -136,7 +107,7 @@ int main(void)
     pid = spawn_writer(1, 7);
     tu_tell(p2c[1], 'g');
     test_cond("another process commits page 1", tu_hear(c2p[0]) == 'd');
-    test_cond("it exits cleanly", reap(pid));
+    test_cond("it exits cleanly", tu_reap(pid));
     E(xbegin());
     b = rd(1);
     test_cond("the kept page was revoked: the new value is read",
@@ -156,7 +127,7 @@ int main(void)
     tu_tell(p2c[1], 'g');
     test_cond("another process commits page 0 meanwhile",
               tu_hear(c2p[0]) == 'd');
-    test_cond("it exits cleanly again", reap(pid));
+    test_cond("it exits cleanly again", tu_reap(pid));
     *pg(2, READ_WRITE) = 5;
     test_cond("the transaction that read the old page 0 fails",
               xValidate() == FAILED);

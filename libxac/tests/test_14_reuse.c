@@ -52,40 +52,22 @@ static unsigned long long reused(void)
     return st.pages_reused;
 }
 
-/* Child: on 'g', attach, commit page n = v, detach, say 'd'. */
+/* A child that commits page n = v when told (tu_spawn_writer). */
 static pid_t spawn_writer(int n, int v)
 {
-    pid_t pid;
-
-    fflush(NULL);
-    pid = fork();
-    if (pid == 0) {
-        int *y, ok;
-        xos_reset();
-        if (tu_hear(p2c[0]) != 'g')
-            _exit(30);
-        if (xInit("ctl", NONDURABLE) != 0)
-            _exit(20);
-        y = xMmap("r.db", NPG * PAGESIZE);
-        if (y == MAP_FAILED)
-            _exit(21);
-        x = y;
-        xbegin();
-        *pg(n, READ_WRITE) = v;
-        ok = xend() == COMMITTED;
-        xMunmap("r.db");
-        xShutdown();
-        tu_tell(c2p[1], ok ? 'd' : 'n');
-        _exit(0);
-    }
-    return pid;
+    return tu_spawn_writer(p2c[0], c2p[1], "r.db", NPG, n, v, vg);
 }
 
-static int reap(pid_t pid)
+/* Attach with pages not kept, and count reads from then on. */
+static int *attach(void)
 {
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    int *y;
+
+    E(xInit("ctl", NONDURABLE));
+    xSetKeepPages(0);
+    y = xMmap("r.db", NPG * PAGESIZE);
+    xos.pread = count_pread;
+    return y;
 }
 
 int main(void)
@@ -100,11 +82,8 @@ int main(void)
     if (pipe(p2c) != 0 || pipe(c2p) != 0 ||
         setenv("XAC_WORKING_MIB", "1", 1) != 0)
         abort();
-    E(xInit("ctl", NONDURABLE));
-    xSetKeepPages(0);
-    x = xMmap("r.db", NPG * PAGESIZE);
+    x = attach();
     test_cond("map", x != MAP_FAILED);
-    xos.pread = count_pread;
 
     /* Our own commit names what we wrote. */
     E(xbegin());
@@ -150,7 +129,7 @@ int main(void)
     pid = spawn_writer(1, 7);
     tu_tell(p2c[1], 'g');
     test_cond("another process commits page 1", tu_hear(c2p[0]) == 'd');
-    test_cond("it exits cleanly", reap(pid));
+    test_cond("it exits cleanly", tu_reap(pid));
     n = nread;
     r = reused();
     E(xbegin());
@@ -186,11 +165,8 @@ int main(void)
     setenv("XAC_REUSE", "2", 1);
     test_cond("XAC_REUSE=2 is refused", xInit("ctl", NONDURABLE) == XAC_EINVAL);
     setenv("XAC_REUSE", "0", 1);
-    E(xInit("ctl", NONDURABLE));
-    xSetKeepPages(0);
-    x = xMmap("r.db", NPG * PAGESIZE);
+    x = attach();
     test_cond("map with XAC_REUSE=0", x != MAP_FAILED);
-    xos.pread = count_pread;
     E(xbegin());
     a = rd(0);
     test_cond("page 0 read once", xend() == COMMITTED && a == 1);

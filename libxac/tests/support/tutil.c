@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "xac_os.h"
+
 static char tu_dir[4096];
 static pid_t tu_owner;
 
@@ -136,4 +138,41 @@ char tu_hear(int fd)
     if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1)
         return '?';
     return c;
+}
+
+pid_t tu_spawn_writer(int hear, int tell, const char *file, int npages,
+                      int n, int v, int declare)
+{
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        int *y, ok;
+        xos_reset();
+        if (tu_hear(hear) != 'g')
+            _exit(30);
+        if (xInit("ctl", NONDURABLE) != 0)
+            _exit(20);
+        y = xMmap(file, (size_t)npages * PAGESIZE);
+        if (y == MAP_FAILED)
+            _exit(21);
+        xbegin();
+        *tu_page(y, n, READ_WRITE, declare) = v;
+        ok = xend() == COMMITTED;
+        xMunmap(file);
+        xShutdown();
+        tu_tell(tell, ok ? 'd' : 'n');
+        _exit(0);
+    }
+    return pid;
+}
+
+int tu_reap(pid_t pid)
+{
+    int st;
+
+    if (waitpid(pid, &st, 0) < 0)
+        return 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }

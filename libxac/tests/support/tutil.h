@@ -63,6 +63,17 @@ static inline int tu_peek(int *base, int n, int declare)
  * Returns xbegin's error or xend's result. */
 int tu_commit_add(int *x, size_t idx, int v);
 
+/* Fork a writer: on the byte 'g' from pipe fd hear, it attaches
+ * (xInit("ctl", NONDURABLE), xMmap(file, npages pages)), commits the first
+ * int of page n = v (declared first if declare, as tu_page does), detaches
+ * and says 'd' down pipe fd tell ('n' if the commit failed).  The OS
+ * table is reset in the child.  Returns the child's pid. */
+pid_t tu_spawn_writer(int hear, int tell, const char *file, int npages,
+                      int n, int v, int declare);
+
+/* Wait for child pid: did it exit with status 0? */
+int tu_reap(pid_t pid);
+
 /* Send byte c down pipe fd to the other process (abort if it cannot). */
 void tu_tell(int fd, char c);
 
