@@ -20,7 +20,6 @@
 
 /* One allocation holds the touched pages and, after them, the kept ones. */
 #define TOUCHED_BYTES(e) (2 * (e)->xe_tcap * sizeof *(e)->xe_touched)
-#define HAVE_BYTES(e) ((size_t)(e)->xe_npages * sizeof *(e)->xe_have)
 
 struct xac_env xac_env = {
     .xe_fd = -1, .xe_segfd = -1, .xe_poolfd = -1, .xe_logfd = -1,
@@ -90,9 +89,9 @@ int xenv_flag(const char *name, int def, int *out)
     return 0;
 }
 
-/* XAC_KEEP_PAGES, XAC_UFFD and XAC_REUSE (0 or 1, default 1) and XAC_WORKING_MIB
- * (1 .. 1048576, default XAC_WORKING_MIB_DEFAULT): anything else is
- * XAC_EINVAL. */
+/* XAC_KEEP_PAGES, XAC_UFFD and XAC_REUSE (0 or 1, default 1) and
+ * XAC_WORKING_MIB (1 .. 1048576, default XAC_WORKING_MIB_DEFAULT):
+ * anything else is XAC_EINVAL. */
 static int env_memory(struct xac_env *e)
 {
     const char *w = getenv("XAC_WORKING_MIB");

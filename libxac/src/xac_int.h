@@ -83,6 +83,7 @@ struct xac_env {
     uint64_t *xe_have;        /* per page: 1 + the commit stamp of the
                                * version the working memory holds, 0 if
                                * none or unknown (xac_fault.c, load) */
+#define HAVE_BYTES(e) ((size_t)(e)->xe_npages * sizeof *(e)->xe_have)
     uint32_t *xe_touched;     /* pages whose state left XP_NONE, in order */
     size_t xe_ntouched;
     size_t xe_tcap;           /* capacity of xe_touched, in entries */

@@ -126,12 +126,10 @@ static void drop_kept(struct xac_env *e)
 /* Forget which versions the working memory holds (xac_fault.c, load). */
 static void forget_contents(struct xac_env *e)
 {
-    size_t n = (size_t)e->xe_npages * sizeof *e->xe_have;
-
     /* Zero pages again, and no memory kept for them; a refusal costs a
      * pass over the table instead. */
-    if (xos.madvise(e->xe_have, n, MADV_DONTNEED) != 0)
-        memset(e->xe_have, 0, n);
+    if (xos.madvise(e->xe_have, HAVE_BYTES(e), MADV_DONTNEED) != 0)
+        memset(e->xe_have, 0, HAVE_BYTES(e));
 }
 
 /* Empty the working memory once XAC_WORKING_MIB of copies went into it.

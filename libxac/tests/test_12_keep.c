@@ -4,7 +4,6 @@
  * process attaching in the middle of a transaction, revokes kept pages or
  * fails the transaction that may have read them. */
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/testhelp.h"

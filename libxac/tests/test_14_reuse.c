@@ -15,7 +15,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/testhelp.h"
