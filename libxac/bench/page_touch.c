@@ -29,7 +29,9 @@
  * the program fits T(n) = c + a*n (reads) or c + b*n (writes) by least
  * squares over every sample of the whole-transaction time T (us), weighted
  * 1/n^2 (see emit_fit): results benchmark "fit", metrics "c", "a" or "b"
- * (us) and "r2" (unit "1").
+ * (us) and "r2" (unit "1").  LIBXAC results also record access_control:
+ * "pte" (page-table access, docs/libxac.md) or "mprotect" (XAC_PTE=0, or a
+ * kernel without it).
  */
 #include <errno.h>
 #include <signal.h>
@@ -296,6 +298,15 @@ static void commit_vs_floor(int *x, const char *scratch, long reps)
  * fit is done as T/n = slope + c * (1/n), i.e. weighted least squares with
  * weights 1/n^2 (equal relative errors), the per-page form the thesis
  * plots; r2 is that fit's. */
+/* How the mapped segment grants access (xStats): recorded with each
+ * result, since a and b depend on it. */
+static const char *access_control(void)
+{
+    struct xac_stats st;
+
+    return xStats(&st) == 0 && st.page_table_access ? "pte" : "mprotect";
+}
+
 static void emit_fit(const double *n, const double *t, size_t k, int adv,
                      int durable, int write)
 {
@@ -334,6 +345,7 @@ static void emit_fit(const double *n, const double *t, size_t k, int adv,
         xb_param_bool(r, "advisory", adv);
         xb_param_str(r, "durability", durable ? "durable" : "nondurable");
         xb_param_str(r, "access", write ? "write" : "read");
+        xb_param_str(r, "access_control", access_control());
         xb_result_emit(r);
     }
 }
@@ -445,6 +457,7 @@ int main(int argc, char **argv)
                 xb_param_bool(res, "advisory", adv);
                 xb_param_str(res, "durability",
                              d ? "durable" : "nondurable");
+                xb_param_str(res, "access_control", access_control());
                 xb_result_emit(res);
                 step++;
             }

@@ -216,8 +216,10 @@ enum {
  * @param flags NONDURABLE or DURABLE.
  * @return 0; XAC_EINIT if already initialized; XAC_EINVAL if path is NULL
  *     or flags is neither NONDURABLE nor DURABLE, or XAC_KEEP_PAGES (0 or
- *     1), XAC_UFFD (0 or 1: may kept pages be write-protected through
- *     userfaultfd, default 1) or XAC_WORKING_MIB (1 .. 1048576: MiB of
+ *     1), XAC_UFFD (0 or 1: may the segment use userfaultfd at all,
+ *     default 1), XAC_PTE (0 or 1: may it grant and revoke access through
+ *     page-table entries rather than mprotect, default 1), XAC_REUSE (0 or
+ *     1) or XAC_WORKING_MIB (1 .. 1048576: MiB of
  *     page copies a process holds before it empties its working memory,
  *     default 256) is malformed, or XAC_SYNC, XAC_LOG_LIMIT or
  *     XAC_LOG_DIRECT is (DURABLE); an errno value
@@ -392,7 +394,10 @@ int xSetPolicy(int policy, unsigned backoff_us);
  * that way).  Where the kernel can (Linux 5.19 or later) and XAC_UFFD is
  * not 0, kept pages are write-protected through userfaultfd rather than
  * mprotect, and a write to one raises SIGBUS instead of SIGSEGV; outside
- * a transaction that signal kills the process as SIGSEGV would.
+ * a transaction that signal kills the process as SIGSEGV would.  With
+ * page-table access (XAC_PTE, the default where the kernel has minor
+ * faults on shared memory) every access the library detects raises
+ * SIGBUS, whether or not pages are kept.
  *
  * @param on 1 to keep pages, 0 to revoke them at every transaction's end.
  * @return the previous setting; XAC_ENOTINIT; XAC_EINTXN inside a
@@ -515,6 +520,12 @@ struct xac_stats {
                                         *   memory still held the page's
                                         *   version from an earlier
                                         *   transaction of this process */
+    int page_table_access;             /**< 1: the mapped segment grants
+                                        *   and revokes access through
+                                        *   page-table entries
+                                        *   (userfaultfd minor faults and
+                                        *   MADV_DONTNEED; XAC_PTE); 0:
+                                        *   through mprotect */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

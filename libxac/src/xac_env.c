@@ -89,7 +89,7 @@ int xenv_flag(const char *name, int def, int *out)
     return 0;
 }
 
-/* XAC_KEEP_PAGES, XAC_UFFD and XAC_REUSE (0 or 1, default 1) and
+/* XAC_KEEP_PAGES, XAC_UFFD, XAC_PTE and XAC_REUSE (0 or 1, default 1) and
  * XAC_WORKING_MIB (1 .. 1048576, default XAC_WORKING_MIB_DEFAULT):
  * anything else is XAC_EINVAL. */
 static int env_memory(struct xac_env *e)
@@ -100,6 +100,7 @@ static int env_memory(struct xac_env *e)
 
     if (xenv_flag("XAC_KEEP_PAGES", 1, &e->xe_keep) != 0 ||
         xenv_flag("XAC_UFFD", 1, &e->xe_uffd_want) != 0 ||
+        xenv_flag("XAC_PTE", 1, &e->xe_pte_want) != 0 ||
         xenv_flag("XAC_REUSE", 1, &e->xe_reuse) != 0)
         return XAC_EINVAL;
     if (w != NULL && *w != '\0') {
@@ -298,11 +299,11 @@ void *xMmap(const char *name, size_t length)
         xos.madvise(e->xe_base, length, MADV_DONTFORK) != 0)
         goto fail;
     xos_expect_faults(e->xe_base, length, 1);
-    xwp_open(e);
     e->xe_kept = e->xe_touched + e->xe_tcap;
     e->xe_nkept = 0;
     e->xe_ntouched = 0;
     e->xe_tsorted = 1;
+    xwp_open(e, 1);
     return e->xe_base;
 
 fail:

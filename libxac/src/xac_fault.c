@@ -86,6 +86,24 @@ static int grant_read_wp(struct xac_env *e, uint32_t pg, int flags)
     return 0;
 }
 
+/* Page-table access (xac_wp.c): the page has no entry unless the working
+ * memory holds its snapshot version; map it, write-protected for a read.
+ * A page that is mapped already (a write to a readable one) loses its
+ * protection. */
+static int grant_pte(struct xac_env *e, uint32_t pg, int want, int flags)
+{
+    int rc = xwp_map(e, pg, want == XP_READ);
+
+    if (rc != 0)
+        return errno;
+    if (want == XP_READ)
+        e->xe_pstate[pg] |= XP_WP;
+    else
+        e->xe_pstate[pg] &= (uint8_t)~XP_WP;
+    mark(e, pg, want | flags);
+    return 0;
+}
+
 /* Does the working memory hold the snapshot version of pg already?  Pages
  * in the readset and kept pages do. */
 static int holds_version(uint8_t st)
@@ -217,6 +235,8 @@ int xac_grant(uint32_t pg, int want, int by_wp)
         mark(e, pg, want | flags);
         return 0;
     }
+    if (e->xe_pte)
+        return grant_pte(e, pg, want, flags);
     if (want == XP_READ && e->xe_wp_now && grant_read_wp(e, pg, flags) == 0)
         return 0;
     /* Through mprotect, a protection the entry may carry must go too. */
@@ -297,16 +317,20 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     int saved = errno;
     char *a = si->si_addr;
     uint32_t pg;
-    int cur, want, by_wp = sig == SIGBUS;
+    int cur, want, bus = sig == SIGBUS, by_wp = bus;
 
-    /* SIGBUS in the segment is a write to a write-protected page
-     * (xac_wp.c); the memory file is as long as the segment, so nothing
-     * else raises it there. */
+    /* SIGBUS in the segment comes from its userfaultfd (xac_wp.c): a
+     * write to a write-protected page, or under page-table access any
+     * access to a page with no entry; the memory file is as long as the
+     * segment, so nothing else raises it there. */
     if (si->si_code > 0 && e->xe_depth > 0 && e->xe_base != NULL &&
         a >= e->xe_base && a < e->xe_base + e->xe_len &&
-        (!by_wp || e->xe_uffd >= 0)) {
+        (!bus || e->xe_uffd >= 0)) {
         pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
         cur = e->xe_pstate[pg] & XP_LEVEL;
+        /* Only a page that is mapped (readable) can be write-protected. */
+        if (e->xe_pte)
+            by_wp = holds_version(e->xe_pstate[pg]);
         /* Readable pages (in the readset, or kept) fault only on writes. */
         want = (by_wp || cur == XP_READ || (e->xe_pstate[pg] & XP_KEPT) ||
                 fault_is_write(uc)) ? XP_WRITE : XP_READ;

@@ -99,6 +99,12 @@ struct xac_env {
     int xe_reuse;             /* XAC_REUSE: a fault may skip the copy of a
                                * version the working memory holds */
     int xe_uffd;              /* userfaultfd covering the segment, or -1 */
+    int xe_pte_want;          /* XAC_PTE: may grant and revoke access
+                               * through page-table entries (xac_wp.c) */
+    int xe_pte;               /* the segment is read-write and its pages
+                               * are opened by UFFDIO_CONTINUE and revoked
+                               * by MADV_DONTNEED, never by mprotect */
+    int xe_cont_wp;           /* UFFDIO_CONTINUE_MODE_WP may work */
     int xe_wp_now;            /* this transaction's read grants map pages
                                * read-write under write protection */
     uint64_t xe_committed_at; /* stamp the last commit published, 0 if it
@@ -182,13 +188,21 @@ void xac_fault_uninstall(void);
 int xac_grant(uint32_t pg, int want, int by_wp);
 
 /* xac_wp.c */
-/* Register the segment for write protection if XAC_UFFD allows and the
- * kernel can; else leave xe_uffd at -1.  Never fails. */
-void xwp_open(struct xac_env *e);
+/* Register the segment for page-table access, else (pages kept) for
+ * write protection, as far as XAC_UFFD, XAC_PTE and the kernel allow;
+ * else leave xe_uffd at -1.  fresh: the segment was just mapped (no page
+ * has been opened).  Never fails. */
+void xwp_open(struct xac_env *e, int fresh);
 void xwp_close(struct xac_env *e);
 /* Write-protect (on) or unprotect n pages from pg.  0 or -1 (errno set).
  * Async-signal-safe. */
 int xwp_protect(struct xac_env *e, uint32_t pg, size_t n, int on);
+/* xe_pte: map page pg, write-protected if wp (a page mapped already only
+ * gets that protection).  0 or -1 (errno set).  Async-signal-safe. */
+int xwp_map(struct xac_env *e, uint32_t pg, int wp);
+/* xe_pte: drop the entries of n pages from pg; their contents stay.  0 or
+ * -1 (errno set). */
+int xwp_revoke(struct xac_env *e, uint32_t pg, size_t n);
 
 /* xac_txn.c */
 /* End the transaction: write back (commit != 0) or drop the private pages,

@@ -1496,5 +1496,6 @@ int xStats(struct xac_stats *st)
     st->log_leads = e->xe_leads;
     st->log_deferred = e->xe_deferred;
     st->pages_reused = e->xe_reused;
+    st->page_table_access = e->xe_pte;
     return 0;
 }

@@ -64,7 +64,9 @@ static int next_run(const struct xac_env *e, const uint32_t *t, size_t n,
 /* Set protection prot on the pages of list t (sorted, n > 0) for which
  * pick(state) holds: one mprotect (or write protection) per run, or one
  * over the whole span when there are many runs and prot is PROT_NONE
- * (which only merges mappings).  Returns 0 or -1 (errno set). */
+ * (which only merges mappings).  Under page-table access (xe_pte) only
+ * PROT_NONE (one MADV_DONTNEED per run: a span would also drop kept
+ * pages in between) and PROT_WP can be set.  Returns 0 or -1. */
 static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
                         int (*pick)(uint8_t), int prot)
 {
@@ -76,18 +78,32 @@ static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
         runs++;
     if (runs == 0)
         return 0;
-    if (runs > RUNS_MAX && prot == PROT_NONE)
+    if (runs > RUNS_MAX && prot == PROT_NONE && !e->xe_pte)
         return xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
                             (size_t)(t[n - 1] - t[0] + 1) << sh, PROT_NONE);
     for (i = 0; next_run(e, t, n, pick, &i, &j); i = j) {
-        rc = prot == PROT_WP
-                 ? xwp_protect(e, t[i], j - i, 1)
-                 : xos.mprotect(e->xe_base + ((size_t)t[i] << sh),
-                                (j - i) << sh, prot);
+        if (prot == PROT_WP)
+            rc = xwp_protect(e, t[i], j - i, 1);
+        else if (e->xe_pte && prot == PROT_NONE)
+            rc = xwp_revoke(e, t[i], j - i);
+        else if (e->xe_pte)
+            rc = -1; /* the mapping stays read-write */
+        else
+            rc = xos.mprotect(e->xe_base + ((size_t)t[i] << sh),
+                              (j - i) << sh, prot);
         if (rc != 0)
             return -1;
     }
     return 0;
+}
+
+/* The last resort: revoke the whole segment (always one mapping). */
+static void revoke_all(struct xac_env *e)
+{
+    if (e->xe_pte)
+        AZ(xwp_revoke(e, 0, e->xe_npages));
+    else
+        AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
 }
 
 static int any_page(uint8_t st)
@@ -117,7 +133,7 @@ static void drop_kept(struct xac_env *e)
     /* If the kernel refuses, the whole segment is one mapping (the
      * caller has no touched pages open). */
     if (protect_runs(e, e->xe_kept, e->xe_nkept, kept_page, PROT_NONE) != 0)
-        AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
+        revoke_all(e);
     for (i = 0; i < e->xe_nkept; i++)
         e->xe_pstate[e->xe_kept[i]] &= (uint8_t)~(XP_KEPT | XP_LISTED);
     e->xe_nkept = 0;
@@ -156,7 +172,7 @@ static void release_pages(struct xac_env *e)
     if (e->xe_ntouched > 0 &&
         protect_runs(e, e->xe_touched, e->xe_ntouched, any_page,
                      PROT_NONE) != 0) {
-        AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
+        revoke_all(e);
         for (i = 0; i < e->xe_nkept; i++)
             e->xe_pstate[e->xe_kept[i]] &= (uint8_t)~XP_KEPT;
     }
@@ -411,6 +427,6 @@ int xSetKeepPages(int on)
     if (!e->xe_keep && e->xe_base != NULL)
         drop_kept(e);
     if (e->xe_keep && e->xe_base != NULL && e->xe_uffd < 0)
-        xwp_open(e); /* mapped while keeping was off */
+        xwp_open(e, 0); /* mapped while keeping was off */
     return was;
 }

@@ -1,32 +1,49 @@
-/* xac_wp.c: write protection of readable pages through userfaultfd.
+/* xac_wp.c: access control through page-table entries (userfaultfd).
  *
- * Detecting a transaction's first write to a page it can read takes an
- * mprotect to PROT_READ|PROT_WRITE in the fault handler and one back to
- * PROT_READ when the page stays kept after the commit (xSetKeepPages).
- * Each splits or merges a kernel mapping: on the development VM that pair
- * costs about 8.8 us, against about 4.5 us for the same pair done as
- * UFFDIO_WRITEPROTECT ioctls, which change only page-table entries.
+ * Two uses; the second includes the first.
  *
- * So while pages are kept, the segment is registered with a userfaultfd
- * in write-protect mode with UFFD_FEATURE_SIGBUS: a page granted for
- * reading is mapped read-write but write-protected, a write to it raises
- * SIGBUS in the faulting thread (no handler thread, no event queue), and
- * the handler lifts the protection of that one page.  The commit puts it
- * back with one ioctl per run of written pages.  Untouched pages stay
- * PROT_NONE, so reads are detected exactly as before.
+ * 1. Write protection of readable pages.  Detecting a transaction's first
+ *    write to a page it can read takes an mprotect to
+ *    PROT_READ|PROT_WRITE in the fault handler and one back to PROT_READ
+ *    when the page stays kept after the commit (xSetKeepPages).  Each
+ *    splits or merges a kernel mapping: on the development VM that pair
+ *    costs about 8.8 us, against about 4.5 us for the same pair done as
+ *    UFFDIO_WRITEPROTECT ioctls, which change only page-table entries.  So
+ *    the segment is registered with a userfaultfd in write-protect mode
+ *    with UFFD_FEATURE_SIGBUS: a page granted for reading is mapped
+ *    read-write but write-protected, a write to it raises SIGBUS in the
+ *    faulting thread (no handler thread, no event queue), and the handler
+ *    lifts the protection of that one page.  The commit puts it back with
+ *    one ioctl per run of written pages.  Untouched pages stay PROT_NONE.
  *
- * The segment is registered at xMmap, or at xSetKeepPages(1) after it, if
- * pages are kept then; it stays registered until xMunmap.
+ * 2. Page-table access (xe_pte; XAC_PTE=0 turns it off).  Granting and
+ *    revoking access with mprotect splits the segment's mapping around the
+ *    page and merges it back: with 4 processes inserting into a B+-tree
+ *    that was about a quarter of all CPU time.  Where the kernel can, the
+ *    segment is instead mapped read-write once and registered for missing
+ *    and minor faults too (shared memory: Linux 5.14).  A page the
+ *    transaction has not touched has no page-table entry, so any access
+ *    to it raises SIGBUS; the grant maps it with UFFDIO_CONTINUE
+ *    (write-protected for a read: Linux 6.6's UFFDIO_CONTINUE_MODE_WP,
+ *    else a second ioctl), and revoking is MADV_DONTNEED, which drops the
+ *    entries and keeps the working memory's contents.  No mapping is ever
+ *    split, so there is no vm.max_map_count limit to escalate around.
  *
- * Write protection of shared memory needs Linux 5.19; where it is missing
- * (older kernels, valgrind, a seccomp policy, vm.unprivileged_userfaultfd
- * without UFFD_USER_MODE_ONLY) or XAC_UFFD=0, xe_uffd stays -1 and every
- * change of access is an mprotect, as in the thesis.
+ * (2) is tried at xMmap whatever xSetKeepPages says; (1) alone is set up
+ * only while pages are kept, at xMmap or at xSetKeepPages(1) after it.
+ * The registration lasts until xMunmap.
+ *
+ * Where userfaultfd or write protection of shared memory is missing
+ * (before Linux 5.19, valgrind, a seccomp policy,
+ * vm.unprivileged_userfaultfd without UFFD_USER_MODE_ONLY) or XAC_UFFD=0,
+ * xe_uffd stays -1 and every change of access is an mprotect, as in the
+ * thesis.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <string.h>
 
 #include "xac_int.h"
@@ -36,44 +53,91 @@
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
 #endif
+/* Linux 6.6; older kernels refuse it with EINVAL (xwp_map). */
+#ifndef UFFDIO_CONTINUE_MODE_WP
+#define UFFDIO_CONTINUE_MODE_WP ((__u64)1 << 1)
+#endif
 
-static int wp_ready(int fd, char *base, size_t len)
+static int new_fd(void)
+{
+    /* User-mode faults are the only ones we want, and asking for no more
+     * is what an unprivileged process may do. */
+    int fd = xos.userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+
+    if (fd < 0 && errno == EINVAL) /* before 5.11 */
+        fd = xos.userfaultfd(O_CLOEXEC | O_NONBLOCK);
+    return fd;
+}
+
+/* Register [base, base + len) on fd for write protection, and (pte) for
+ * missing and minor faults.  1 if every ioctl that use needs is there. */
+static int ready(int fd, char *base, size_t len, int pte)
 {
     struct uffdio_api api;
     struct uffdio_register reg;
+    uint64_t need = (uint64_t)1 << _UFFDIO_WRITEPROTECT;
 
     memset(&api, 0, sizeof api);
     api.api = UFFD_API;
     api.features = UFFD_FEATURE_SIGBUS | UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+    if (pte)
+        api.features |= UFFD_FEATURE_MINOR_SHMEM;
     if (xos.ioctl(fd, UFFDIO_API, &api) != 0)
         return 0;
     memset(&reg, 0, sizeof reg);
     reg.range.start = (unsigned long)base;
     reg.range.len = len;
     reg.mode = UFFDIO_REGISTER_MODE_WP;
+    if (pte) {
+        reg.mode |= UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR;
+        need |= (uint64_t)1 << _UFFDIO_CONTINUE;
+    }
     if (xos.ioctl(fd, UFFDIO_REGISTER, &reg) != 0)
         return 0;
-    return (reg.ioctls & ((uint64_t)1 << _UFFDIO_WRITEPROTECT)) != 0;
+    return (reg.ioctls & need) == need;
 }
 
-void xwp_open(struct xac_env *e)
+/* Register for page-table access, then open the whole mapping: its pages
+ * have no entries yet, so every first access still faults.  1 on
+ * success; else the mapping is still PROT_NONE (closing fd unregisters
+ * it). */
+static int pte_ready(struct xac_env *e, int fd)
+{
+    if (!ready(fd, e->xe_base, e->xe_len, 1))
+        return 0;
+    return xos.mprotect(e->xe_base, e->xe_len, PROT_READ | PROT_WRITE) == 0;
+}
+
+void xwp_open(struct xac_env *e, int fresh)
 {
     int fd;
 
     e->xe_uffd = -1;
-    /* Only while pages are kept: a registered mapping makes every
-     * mprotect and fault a little dearer (page_touch's b rose ~15%), and
-     * without kept pages there is nothing to gain. */
-    if (!e->xe_uffd_want || !e->xe_keep)
+    e->xe_pte = 0;
+    e->xe_cont_wp = 1;
+    if (!e->xe_uffd_want)
         return;
-    /* User-mode faults are the only ones we want, and asking for no more
-     * is what an unprivileged process may do. */
-    fd = xos.userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-    if (fd < 0 && errno == EINVAL) /* before 5.11 */
-        fd = xos.userfaultfd(O_CLOEXEC | O_NONBLOCK);
+    /* Only on a fresh mapping: one used under mprotect may hold entries
+     * of revoked pages, which opening the mapping would open too. */
+    if (e->xe_pte_want && fresh) {
+        fd = new_fd();
+        if (fd >= 0 && pte_ready(e, fd)) {
+            e->xe_uffd = fd;
+            e->xe_pte = 1;
+            return;
+        }
+        if (fd >= 0)
+            xos.close(fd);
+    }
+    /* Write protection alone pays only while pages are kept: a registered
+     * mapping makes every mprotect and fault a little dearer (page_touch's
+     * b rose ~15%). */
+    if (!e->xe_keep)
+        return;
+    fd = new_fd();
     if (fd < 0)
         return;
-    if (!wp_ready(fd, e->xe_base, e->xe_len)) {
+    if (!ready(fd, e->xe_base, e->xe_len, 0)) {
         xos.close(fd);
         return;
     }
@@ -86,6 +150,7 @@ void xwp_close(struct xac_env *e)
         xos.close(e->xe_uffd);
     e->xe_uffd = -1;
     e->xe_wp_now = 0;
+    e->xe_pte = 0;
 }
 
 int xwp_protect(struct xac_env *e, uint32_t pg, size_t n, int on)
@@ -100,4 +165,31 @@ int xwp_protect(struct xac_env *e, uint32_t pg, size_t n, int on)
     w.range.len = n << e->xe_pshift;
     w.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
     return xos.ioctl(e->xe_uffd, UFFDIO_WRITEPROTECT, &w);
+}
+
+int xwp_map(struct xac_env *e, uint32_t pg, int wp)
+{
+    struct uffdio_continue c;
+
+    memset(&c, 0, sizeof c);
+    c.range.start = (unsigned long)(e->xe_base + ((size_t)pg << e->xe_pshift));
+    c.range.len = e->xe_psize;
+    c.mode = wp && e->xe_cont_wp ? UFFDIO_CONTINUE_MODE_WP : 0;
+    if (xos.ioctl(e->xe_uffd, UFFDIO_CONTINUE, &c) != 0) {
+        if (errno == EINVAL && c.mode != 0) {
+            e->xe_cont_wp = 0; /* before 6.6: map, then protect */
+            return xwp_map(e, pg, wp);
+        }
+        /* Mapped already: then only its protection has to be right. */
+        if (errno != EEXIST)
+            return -1;
+        return xwp_protect(e, pg, 1, wp);
+    }
+    return wp && c.mode == 0 ? xwp_protect(e, pg, 1, 1) : 0;
+}
+
+int xwp_revoke(struct xac_env *e, uint32_t pg, size_t n)
+{
+    return xos.madvise(e->xe_base + ((size_t)pg << e->xe_pshift),
+                       n << e->xe_pshift, MADV_DONTNEED);
 }

@@ -28,6 +28,7 @@ int main(void)
         static const char *const bad[][2] = {
             {"XAC_KEEP_PAGES", "yes"},  {"XAC_KEEP_PAGES", "2"},
             {"XAC_UFFD", "on"},         {"XAC_UFFD", "-1"},
+            {"XAC_PTE", "yes"},         {"XAC_PTE", "10"},
             {"XAC_WORKING_MIB", "0"},   {"XAC_WORKING_MIB", "-5"},
             {"XAC_WORKING_MIB", "12x"}, {"XAC_WORKING_MIB", "1048577"},
             {"XAC_WORKING_MIB", "99999999999999999999999"}};
@@ -38,8 +39,8 @@ int main(void)
             all = all && xInit("envctl", NONDURABLE) == XAC_EINVAL;
             unsetenv(bad[i][0]);
         }
-        test_cond("xInit refuses malformed XAC_KEEP_PAGES, XAC_UFFD and "
-                  "XAC_WORKING_MIB",
+        test_cond("xInit refuses malformed XAC_KEEP_PAGES, XAC_UFFD, "
+                  "XAC_PTE and XAC_WORKING_MIB",
                   all);
         test_cond("... and creates nothing", access("envctl", F_OK) != 0);
     }

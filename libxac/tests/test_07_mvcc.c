@@ -300,6 +300,13 @@ int main(void)
     {
         unsigned long esc = xac_env.xe_escalations;
         int a, b;
+        /* Coarse grants are mprotect's (page-table access splits no
+         * mapping): map again as under XAC_PTE=0. */
+        xac_env.xe_pte_want = 0;
+        E(xMunmap("m.db"));
+        x = xMmap("m.db", NPG * PAGESIZE);
+        test_cond("remapped under mprotect",
+                  x != MAP_FAILED && !tu_page_table_access());
         xos.mprotect = enomem_mprotect;
         E(xbegin());
         a = *pg(4, READ);
@@ -308,6 +315,11 @@ int main(void)
                   xend() == COMMITTED && a == 44 && b == 22 &&
                       xac_env.xe_escalations > esc);
         xos_reset();
+        E(xMunmap("m.db"));
+        xac_env.xe_pte_want = 1;
+        x = xMmap("m.db", NPG * PAGESIZE);
+        if (x == MAP_FAILED)
+            abort();
     }
     tu_tell(p2c[1], 'g');
     test_cond("the old query still saw its snapshot", tu_hear(c2p[0]) == 'y');

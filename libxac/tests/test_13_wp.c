@@ -1,8 +1,11 @@
-/* test_13_wp: kept pages under userfaultfd write protection (xac_wp.c).
- * Every write to a kept page must reach the commit, whichever mechanism
- * stops it (XAC_UFFD=1: SIGBUS and an ioctl; XAC_UFFD=0: SIGSEGV and
+/* test_13_wp: kept pages under userfaultfd write protection (xac_wp.c),
+ * and page-table access.  Every write to a kept page must reach the
+ * commit, whichever mechanism stops it (XAC_PTE=1: no entry until the
+ * grant, write protection, MADV_DONTNEED; XAC_UFFD=1 XAC_PTE=0: SIGBUS and
+ * an ioctl for writes, mprotect otherwise; XAC_UFFD=0: SIGSEGV and
  * mprotect), including after the protection was left on a page that was
- * revoked, and when the ioctl fails.  The same checks run under both. */
+ * revoked, and when the ioctl fails.  The same checks run under all three,
+ * and no access outside a transaction goes unseen. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -14,12 +17,21 @@
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
+#include "xac_int.h"
 #include "xac_os.h"
 
 #define NPG 16
 
 static int *x;
 static int vg;
+/* The configuration of the current run, for its children. */
+static int cfg_uffd, cfg_pte;
+
+static void configure(void)
+{
+    setenv("XAC_UFFD", cfg_uffd ? "1" : "0", 1);
+    setenv("XAC_PTE", cfg_pte ? "1" : "0", 1);
+}
 
 static int *pg(int n, int mode)
 {
@@ -38,9 +50,10 @@ static struct xac_stats stats(void)
     return st;
 }
 
-/* Can this kernel write-protect shared memory through userfaultfd?  Asked
- * here on our own, not through the library. */
-static int kernel_can(void)
+/* Can this kernel write-protect shared memory through userfaultfd (and,
+ * minor, also report minor faults on it)?  Asked here on our own, not
+ * through the library. */
+static int kernel_can(int minor)
 {
     struct uffdio_api api;
     int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | 1 /* user mode */);
@@ -53,6 +66,8 @@ static int kernel_can(void)
     memset(&api, 0, sizeof api);
     api.api = UFFD_API;
     api.features = UFFD_FEATURE_SIGBUS | UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+    if (minor)
+        api.features |= UFFD_FEATURE_MINOR_SHMEM;
     ok = ioctl(fd, UFFDIO_API, &api) == 0;
     close(fd);
     return ok;
@@ -65,6 +80,17 @@ static int failing_ioctl(int fd, unsigned long req, void *arg)
 {
     if (wp_fails && req == UFFDIO_WRITEPROTECT) {
         errno = ENOMEM;
+        return -1;
+    }
+    return ioctl(fd, req, arg);
+}
+
+/* As a kernel before 6.6: UFFDIO_CONTINUE knows no MODE_WP. */
+static int old_continue_ioctl(int fd, unsigned long req, void *arg)
+{
+    if (req == UFFDIO_CONTINUE &&
+        (((struct uffdio_continue *)arg)->mode & ((__u64)1 << 1)) != 0) {
+        errno = EINVAL;
         return -1;
     }
     return ioctl(fd, req, arg);
@@ -85,7 +111,8 @@ static void write_outside(void *arg)
 {
     int *y;
 
-    setenv("XAC_UFFD", *(const int *)arg ? "1" : "0", 1);
+    (void)arg;
+    configure();
     if (xInit("ctl_out", NONDURABLE) != 0)
         _exit(3);
     y = xMmap("out.db", NPG * PAGESIZE);
@@ -99,6 +126,27 @@ static void write_outside(void *arg)
     *y = 77; /* kept, so readable; not writable outside a transaction */
 }
 
+/* In a child of its own, pages not kept: read page 1 in a transaction,
+ * then page 1 (revoked) or, with arg set, page 2 (never touched) outside
+ * any transaction. */
+static void read_outside(void *arg)
+{
+    volatile int *y;
+
+    configure();
+    if (xInit("ctl_rd", NONDURABLE) != 0 || xSetKeepPages(0) != 1)
+        _exit(3);
+    y = xMmap("rd.db", NPG * PAGESIZE);
+    if (y == MAP_FAILED)
+        _exit(4);
+    x = (int *)y;
+    xbegin();
+    if (rd(1) != 0 || xend() != COMMITTED)
+        _exit(5);
+    (void)y[(*(const int *)arg ? 2 : 1) * tu_ipp()];
+    _exit(0); /* the read went unseen */
+}
+
 /* Did the write crash the child (not its set-up, which exits 3 to 5)? */
 static int killed_by_fault(int st)
 {
@@ -106,21 +154,37 @@ static int killed_by_fault(int st)
            !(WIFEXITED(st) && WEXITSTATUS(st) >= 3 && WEXITSTATUS(st) <= 5);
 }
 
-static void run(int uffd, int expect_wp)
+static void run(int uffd, int pte, int expect_wp, int expect_pte)
 {
     char name[32];
     unsigned long long f;
-    int i, ok, st;
+    int i, ok, st, which;
 
-    snprintf(name, sizeof name, "wp%d.db", uffd);
-    setenv("XAC_UFFD", uffd ? "1" : "0", 1);
+    printf("# XAC_UFFD=%d XAC_PTE=%d\n", uffd, pte);
+    snprintf(name, sizeof name, "wp%d%d.db", uffd, pte);
+    cfg_uffd = uffd;
+    cfg_pte = pte;
+    configure();
     E(xInit("ctl", NONDURABLE));
     unsetenv("XAC_UFFD");
-    /* Mapped with keeping off (as page_touch does): plain mprotect. */
+    unsetenv("XAC_PTE");
+    /* Mapped with keeping off (as page_touch does): page-table access
+     * where it is on, else plain mprotect. */
     E(xSetKeepPages(0) == 1 ? 0 : -1);
     x = xMmap(name, NPG * PAGESIZE);
     test_cond("map", x != MAP_FAILED);
-    test_cond("with pages not kept, no write protection", stats().uffd == 0);
+    test_cond(expect_pte ? "page-table access, with pages not kept too"
+                         : "with pages not kept, no write protection",
+              stats().uffd == expect_pte &&
+                  stats().page_table_access == expect_pte);
+    for (which = 0; which < 2; which++) {
+        st = tu_in_child(read_outside, &which);
+        test_cond(which ? "a read of an untouched page outside a "
+                          "transaction crashes"
+                        : "a read of a revoked page outside a transaction "
+                          "crashes",
+                  killed_by_fault(st));
+    }
     E(xSetKeepPages(1) == 0 ? 0 : -1);
     test_cond(expect_wp ? "keeping them turns write protection on"
                         : "writes are stopped by mprotect",
@@ -184,8 +248,27 @@ static void run(int uffd, int expect_wp)
     ok = rd(6) == 408 && rd(7) == 409 && rd(8) == 410 && rd(9) == 411;
     test_cond("the last values are read back", xend() == COMMITTED && ok);
 
+    /* Page-table access on a kernel without UFFDIO_CONTINUE_MODE_WP: a
+     * read grant maps the page, then write-protects it, so the write that
+     * follows still faults and reaches the commit. */
+    if (expect_pte) {
+        xos.ioctl = old_continue_ioctl;
+        E(xSetKeepPages(0) == 1 ? 0 : -1);
+        f = stats().faults;
+        E(xbegin());
+        ok = rd(11) == 0;
+        *pg(11, READ_WRITE) = 1111;
+        test_cond("without CONTINUE_MODE_WP a page read, then written, "
+                  "commits",
+                  xend() == COMMITTED && ok &&
+                      tu_int_at(name, 11 * PAGESIZE) == 1111 &&
+                      stats().faults == f + 2 && xac_env.xe_cont_wp == 0);
+        xos_reset();
+        E(xSetKeepPages(1) == 0 ? 0 : -1);
+    }
+
     /* Outside a transaction a kept page is not writable. */
-    st = tu_in_child(write_outside, &uffd);
+    st = tu_in_child(write_outside, NULL);
     test_cond("a write to a kept page outside a transaction crashes",
               killed_by_fault(st));
 
@@ -197,14 +280,17 @@ static void run(int uffd, int expect_wp)
 
 int main(void)
 {
-    int can;
+    int can, minor;
 
     vg = tu_valgrind();
     tu_tmpdir();
-    can = kernel_can() && !vg;
-    printf("# userfaultfd write protection %s here\n",
-           can ? "is available" : "is not available");
-    run(1, can);
-    run(0, 0);
+    can = kernel_can(0) && !vg;
+    minor = can && kernel_can(1);
+    printf("# userfaultfd write protection %s here, minor faults %s\n",
+           can ? "is available" : "is not available",
+           minor ? "too" : "not");
+    run(1, 1, can, minor);
+    run(1, 0, can, 0);
+    run(0, 1, 0, 0);
     return test_report();
 }

@@ -41,6 +41,7 @@ struct tb_shared {
      * baseline's cache size. */
     int keep_pages;
     int uffd;
+    int pte; /* page-table access (xStats().page_table_access) */
     unsigned long long working_mib;
     double latency_us[];       /* one per key */
 };
@@ -100,6 +101,7 @@ static int tb_child(const struct tb_run *run, const char *dir, int p,
     if (p == 0) {
         run->sh->keep_pages = st.keep_pages;
         run->sh->uffd = st.uffd;
+        run->sh->pte = st.page_table_access;
         run->sh->working_mib = st.working_mib;
     }
     if (write(ready_fd, &c, 1) != 1 || c != 'r')
@@ -291,6 +293,7 @@ static void tb_params(const struct tb_run *run, xb_result *r)
         xb_param_bool(r, "keep_pages", run->sh->keep_pages);
         xb_param_str(r, "write_protect",
                      run->sh->uffd ? "uffd" : "mprotect");
+        xb_param_str(r, "access_control", run->sh->pte ? "pte" : "mprotect");
         xb_param_int(r, "working_mib", (long long)run->sh->working_mib);
     }
 }

@@ -49,6 +49,8 @@ def bench(tmp_path: Path, *params: str) -> tuple[list[dict[str, Any]], str]:
                 assert result["params"]["working_mib"] == 256, result
                 # userfaultfd where the kernel has it, else mprotect.
                 assert result["params"]["write_protect"] in ("uffd", "mprotect"), result
+                # page-table entries where the kernel has minor faults, else mprotect.
+                assert result["params"]["access_control"] in ("pte", "mprotect"), result
         else:
             assert "tree" not in result["params"] and "advisory" not in result["params"]
     return results, run.stderr

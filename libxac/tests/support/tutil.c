@@ -110,6 +110,15 @@ int tu_valgrind(void)
     return p != NULL && strstr(p, "vgpreload") != NULL;
 }
 
+int tu_page_table_access(void)
+{
+    struct xac_stats st;
+
+    if (xStats(&st) != 0)
+        abort();
+    return st.page_table_access;
+}
+
 void tu_tell(int fd, char c)
 {
     if (write(fd, &c, 1) != 1)

@@ -65,15 +65,19 @@ def test_two_runs_with_a_real_and_no_difference(client: TestClient) -> None:
     assert page.status_code == 200 and "no significant difference" in page.text
 
 
-def test_runs_pair_across_write_protection_mechanisms(client: TestClient) -> None:
-    """write_protect says what the kernel allowed, not what was asked: results that
-    differ only there still pair, so machines with and without userfaultfd compare."""
+@pytest.mark.parametrize(("key", "other"), [("write_protect", "uffd"), ("access_control", "pte")])
+def test_runs_pair_across_write_protection_mechanisms(
+    client: TestClient, key: str, other: str
+) -> None:
+    """write_protect and access_control say what the kernel allowed, not what was
+    asked: results that differ only there still pair, so machines with and without
+    userfaultfd compare."""
     machine_id, headers = register(client)
     runs = []
-    for mechanism, scale in (("mprotect", 10.0), ("uffd", 5.0)):
+    for mechanism, scale in (("mprotect", 10.0), (other, 5.0)):
         runs.append(_run(client, machine_id))
         record = result_record(
-            params={"n": 1, "write_protect": mechanism},
+            params={"n": 1, key: mechanism},
             samples=[scale * (1 + i / 1000) for i in range(12)],
         )
         _finish_run(client, headers, [record])

@@ -53,6 +53,7 @@ SUT_SPECIFIC_KEYS = frozenset(
         "map_mib",
         "keep_pages",
         "write_protect",
+        "access_control",
         "working_mib",
         "tree",
         "block_bytes",
@@ -62,11 +63,11 @@ SUT_SPECIFIC_KEYS = frozenset(
     }
 )
 # Params that record what the machine could do rather than what was asked
-# (LIBXAC's write protection: userfaultfd where the kernel has it, else
-# mprotect).  No comparison matches on them: two machines whose kernels
+# (LIBXAC's write protection and access control: userfaultfd where the
+# kernel has it, else mprotect).  No comparison matches on them: two machines whose kernels
 # differ are what a machines comparison is for.  (A sut comparison already
 # leaves them out: they are also in SUT_SPECIFIC_KEYS.)
-OBSERVED_KEYS = frozenset({"write_protect"})
+OBSERVED_KEYS = frozenset({"write_protect", "access_control"})
 CACHE_SIZE = 4096
 Statistic = Literal["median", "mean"]
 
