@@ -9,10 +9,12 @@
  * (from the data file, or from a frame of the version pool) into the
  * working memory through the second view with one pread, then opens the
  * page with one mprotect: PROT_READ to read it, PROT_READ|PROT_WRITE to
- * write it.  A write then needs no copy-on-write fault of its own and no
- * page allocation (the working memory keeps its pages between
- * transactions), and a snapshot version in the pool costs the same as one
- * in the file (no per-page mmap).  On x86-64 the page-fault error code
+ * write it.  (Under page-table access, xac_wp.c, the segment is
+ * read-write, a page has no entry until one UFFDIO_CONTINUE maps it, and
+ * every fault arrives as SIGBUS.)  A write then needs no copy-on-write
+ * fault of its own and no page allocation (the working memory keeps its
+ * pages between transactions), and a snapshot version in the pool costs
+ * the same as one in the file (no per-page mmap).  On x86-64 the page-fault error code
  * tells a write fault from a read fault, so a first write costs one
  * SIGSEGV, not the thesis's two; elsewhere (and under valgrind, which does
  * not pass the error code) a write to an untouched page takes a read

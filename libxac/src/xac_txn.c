@@ -4,7 +4,7 @@
  * Commit validates and publishes the writeset (xac_mvcc.c: in place in the
  * file when no other transaction runs, else as new versions in the pool),
  * then revokes access with one mprotect(PROT_NONE) per run of touched
- * pages.  Abort does the same without publishing.  While the process is
+ * pages (one MADV_DONTNEED under page-table access, xac_wp.c).  Abort does the same without publishing.  While the process is
  * alone (xSetKeepPages), pages stay readable instead: only written ones
  * get an mprotect, and the next xbegin revokes them all if another
  * process committed or attached meanwhile.  The working memory
