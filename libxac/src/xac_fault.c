@@ -14,11 +14,11 @@
  * every fault arrives as SIGBUS.)  A write then needs no copy-on-write
  * fault of its own and no page allocation (the working memory keeps its
  * pages between transactions), and a snapshot version in the pool costs
- * the same as one in the file (no per-page mmap).  On x86-64 the page-fault error code
- * tells a write fault from a read fault, so a first write costs one
- * SIGSEGV, not the thesis's two; elsewhere (and under valgrind, which does
- * not pass the error code) a write to an untouched page takes a read
- * grant and then a second fault.
+ * the same as one in the file (no per-page mmap).  On x86-64 the
+ * page-fault error code tells a write fault from a read fault, so a first
+ * write costs one SIGSEGV, not the thesis's two; elsewhere (and under
+ * valgrind, which does not pass the error code) a write to an untouched
+ * page takes a read grant and then a second fault.
  *
  * Everything reachable from the handler is async-signal-safe: system calls
  * through the xos table and stores into preallocated arrays.

@@ -4,14 +4,15 @@
  * Commit validates and publishes the writeset (xac_mvcc.c: in place in the
  * file when no other transaction runs, else as new versions in the pool),
  * then revokes access with one mprotect(PROT_NONE) per run of touched
- * pages (one MADV_DONTNEED under page-table access, xac_wp.c).  Abort does the same without publishing.  While the process is
- * alone (xSetKeepPages), pages stay readable instead: only written ones
- * get an mprotect, and the next xbegin revokes them all if another
- * process committed or attached meanwhile.  The working memory
- * keeps its contents (the next grant of a page copies a fresh snapshot
- * version over it), so pages are not freed and reallocated per
- * transaction; past XAC_WORKING_MIB of copied pages it is emptied once,
- * which bounds what a process holds.
+ * pages (one MADV_DONTNEED under page-table access, xac_wp.c).  Abort
+ * does the same without publishing.  While the process is alone
+ * (xSetKeepPages), pages stay readable instead: only written ones get an
+ * mprotect, and the next xbegin revokes them all if another process
+ * committed or attached meanwhile.  The working memory keeps its
+ * contents (the next grant of a page copies a fresh snapshot version over
+ * it), so pages are not freed and reallocated per transaction; past
+ * XAC_WORKING_MIB of copied pages it is emptied once, which bounds what a
+ * process holds.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -26,7 +26,7 @@ static int enomem_mprotect(void *addr, size_t len, int prot)
 static void sparse_pass(int *x, size_t sparse, size_t many, int pass)
 {
     unsigned long esc = xac_env.xe_escalations;
-    int v = 0, pte = tu_page_table_access();
+    int v = 0, pte = tu_stats().page_table_access;
     size_t i;
 
     E(xbegin());
@@ -97,7 +97,7 @@ int main(void)
     /* Touching every other page: under page-table access no mapping is
      * split; under mprotect that makes one mapping per page, and past
      * vm.max_map_count (65530) the library must coarsen its grants. */
-    pte = tu_page_table_access();
+    pte = tu_stats().page_table_access;
     sparse_pass(x, sparse, many, 0);
     if (pte) {
         E(xMunmap("many.db"));
@@ -106,7 +106,7 @@ int main(void)
         if (x == MAP_FAILED)
             abort();
         test_cond("XAC_PTE off: the segment uses mprotect",
-                  !tu_page_table_access());
+                  !tu_stats().page_table_access);
         sparse_pass(x, sparse, many, 1);
     }
 

@@ -306,7 +306,7 @@ int main(void)
         E(xMunmap("m.db"));
         x = xMmap("m.db", NPG * PAGESIZE);
         test_cond("remapped under mprotect",
-                  x != MAP_FAILED && !tu_page_table_access());
+                  x != MAP_FAILED && !tu_stats().page_table_access);
         xos.mprotect = enomem_mprotect;
         E(xbegin());
         a = *pg(4, READ);

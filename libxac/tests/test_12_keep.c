@@ -34,16 +34,7 @@ static int rd(int n)
 
 static unsigned long long faults(void)
 {
-    struct xac_stats st;
-    E(xStats(&st));
-    return vg ? 0 : st.faults;
-}
-
-static unsigned long long kept(void)
-{
-    struct xac_stats st;
-    E(xStats(&st));
-    return st.kept_pages;
+    return vg ? 0 : tu_stats().faults;
 }
 
 /* A child that commits page n = v when told (tu_spawn_writer). */
@@ -72,7 +63,7 @@ int main(void)
     *pg(0, READ_WRITE) = 1;
     a = rd(1);
     test_cond("first transaction commits", xend() == COMMITTED && a == 0);
-    test_cond("its two pages are kept", kept() == 2);
+    test_cond("its two pages are kept", tu_stats().kept_pages == 2);
     f = faults();
     E(xbegin());
     a = rd(0);
@@ -117,7 +108,8 @@ int main(void)
     E(xbegin());
     (void)rd(0);
     (void)rd(1);
-    test_cond("pages kept again", xend() == COMMITTED && kept() >= 2);
+    test_cond("pages kept again",
+              xend() == COMMITTED && tu_stats().kept_pages >= 2);
     pid = spawn_writer(0, 9);
     f = faults();
     E(xbegin());
@@ -143,7 +135,7 @@ int main(void)
               xSetKeepPages(0) == XAC_EINTXN);
     test_cond("... and the transaction goes on", xend() == COMMITTED);
     test_cond("turning it off returns the old setting", xSetKeepPages(0) == 1);
-    test_cond("... and revokes the kept pages", kept() == 0);
+    test_cond("... and revokes the kept pages", tu_stats().kept_pages == 0);
     E(xbegin());
     (void)rd(0);
     test_cond("commit", xend() == COMMITTED);
@@ -152,7 +144,7 @@ int main(void)
     a = rd(0);
     test_cond("with it off a page faults in every transaction",
               xend() == COMMITTED && a == 9 && faults() == f + FAULT);
-    test_cond("nothing is kept", kept() == 0);
+    test_cond("nothing is kept", tu_stats().kept_pages == 0);
     E(xSetKeepPages(1) == 0 ? 0 : -1);
 
     /* What reached the file. */
@@ -182,12 +174,13 @@ int main(void)
         for (i = 0; i < n / 4; i++)
             *pg((int)i, READ_WRITE) = (int)i + 1;
         test_cond("a quarter of it written", xend() == COMMITTED);
-        test_cond("... and kept", kept() == n / 4);
+        test_cond("... and kept", tu_stats().kept_pages == n / 4);
         E(xbegin());
         for (i = 0; i < n; i++)
             *pg((int)i, READ_WRITE) += 1000;
         test_cond("all of it written", xend() == COMMITTED);
-        test_cond("past 1 MiB of copies nothing is kept", kept() == 0);
+        test_cond("past 1 MiB of copies nothing is kept",
+                  tu_stats().kept_pages == 0);
         E(xbegin());
         for (i = 0; i < n; i++)
             ok = ok && rd((int)i) == (int)(i < n / 4 ? i + 1 : 0) + 1000;

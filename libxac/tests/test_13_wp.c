@@ -43,13 +43,6 @@ static int rd(int n)
     return tu_peek(x, n, vg);
 }
 
-static struct xac_stats stats(void)
-{
-    struct xac_stats st;
-    E(xStats(&st));
-    return st;
-}
-
 /* Can this kernel write-protect shared memory through userfaultfd (and,
  * minor, also report minor faults on it)?  Asked here on our own, not
  * through the library. */
@@ -175,8 +168,8 @@ static void run(int uffd, int pte, int expect_wp, int expect_pte)
     test_cond("map", x != MAP_FAILED);
     test_cond(expect_pte ? "page-table access, with pages not kept too"
                          : "with pages not kept, no write protection",
-              stats().uffd == expect_pte &&
-                  stats().page_table_access == expect_pte);
+              tu_stats().uffd == expect_pte &&
+                  tu_stats().page_table_access == expect_pte);
     for (which = 0; which < 2; which++) {
         st = tu_in_child(read_outside, &which);
         test_cond(which ? "a read of an untouched page outside a "
@@ -188,21 +181,21 @@ static void run(int uffd, int pte, int expect_wp, int expect_pte)
     E(xSetKeepPages(1) == 0 ? 0 : -1);
     test_cond(expect_wp ? "keeping them turns write protection on"
                         : "writes are stopped by mprotect",
-              stats().uffd == expect_wp);
+              tu_stats().uffd == expect_wp);
 
     /* Pages kept after a write, written again and again. */
     ok = 1;
     for (i = 0; i < 60; i++)
         ok = ok && commit_page(name, i % 3, i + 1);
     test_cond("60 commits to 3 kept pages all reach the file", ok);
-    f = stats().faults;
+    f = tu_stats().faults;
     test_cond("... each write after the first a fault",
               commit_page(name, 0, 100) &&
-                  stats().faults == f + (vg ? 0 : 1));
+                  tu_stats().faults == f + (vg ? 0 : 1));
     E(xbegin());
     test_cond("the next transaction reads it without a fault",
               rd(0) == 100 && xend() == COMMITTED &&
-                  stats().faults == f + (vg ? 0 : 1));
+                  tu_stats().faults == f + (vg ? 0 : 1));
 
     /* Read first, write later in the same transaction. */
     E(xbegin());
@@ -254,7 +247,7 @@ static void run(int uffd, int pte, int expect_wp, int expect_pte)
     if (expect_pte) {
         xos.ioctl = old_continue_ioctl;
         E(xSetKeepPages(0) == 1 ? 0 : -1);
-        f = stats().faults;
+        f = tu_stats().faults;
         E(xbegin());
         ok = rd(11) == 0;
         *pg(11, READ_WRITE) = 1111;
@@ -262,7 +255,7 @@ static void run(int uffd, int pte, int expect_wp, int expect_pte)
                   "commits",
                   xend() == COMMITTED && ok &&
                       tu_int_at(name, 11 * PAGESIZE) == 1111 &&
-                      stats().faults == f + 2 && xac_env.xe_cont_wp == 0);
+                      tu_stats().faults == f + 2 && xac_env.xe_cont_wp == 0);
         xos_reset();
         E(xSetKeepPages(1) == 0 ? 0 : -1);
     }

@@ -44,13 +44,6 @@ static int rd(int n)
     return tu_peek(x, n, vg);
 }
 
-static unsigned long long reused(void)
-{
-    struct xac_stats st;
-    E(xStats(&st));
-    return st.pages_reused;
-}
-
 /* A child that commits page n = v when told (tu_spawn_writer). */
 static pid_t spawn_writer(int n, int v)
 {
@@ -90,14 +83,14 @@ int main(void)
     *pg(1, READ_WRITE) = 2;
     test_cond("a commit writes pages 0 and 1", xend() == COMMITTED);
     n = nread;
-    r = reused();
+    r = tu_stats().pages_reused;
     E(xbegin());
     a = rd(0);
     b = rd(1);
     test_cond("the next transaction reads them", xend() == COMMITTED &&
                                                      a == 1 && b == 2);
     test_cond("... from the working memory: no read, two reuses",
-              nread == n && reused() == r + 2);
+              nread == n && tu_stats().pages_reused == r + 2);
 
     /* A page loaded once is not loaded again. */
     E(xbegin());
@@ -108,7 +101,7 @@ int main(void)
     a = rd(2);
     test_cond("... and reused the next time",
               xend() == COMMITTED && a == 0 && nread == n + 1 &&
-                  reused() == r + 3);
+                  tu_stats().pages_reused == r + 3);
 
     /* An abort leaves its writes in the working memory: never reused. */
     E(xbegin());
@@ -130,13 +123,13 @@ int main(void)
     test_cond("another process commits page 1", tu_hear(c2p[0]) == 'd');
     test_cond("it exits cleanly", tu_reap(pid));
     n = nread;
-    r = reused();
+    r = tu_stats().pages_reused;
     E(xbegin());
     b = rd(1);
     a = rd(0);
     test_cond("its version of page 1 is read, page 0 is reused",
               xend() == COMMITTED && b == 7 && a == 1 && nread == n + 1 &&
-                  reused() == r + 1);
+                  tu_stats().pages_reused == r + 1);
 
     /* Emptying the working memory forgets what it held. */
     E(xbegin());
@@ -146,13 +139,13 @@ int main(void)
     test_cond("a transaction reads all 300 pages (over XAC_WORKING_MIB)",
               xend() == COMMITTED && sum == 1 + 7);
     n = nread;
-    r = reused();
+    r = tu_stats().pages_reused;
     E(xbegin());
     a = rd(0);
     b = rd(1);
     test_cond("after the working memory was emptied, pages are read again",
               xend() == COMMITTED && a == 1 && b == 7 && nread == n + 2 &&
-                  reused() == r);
+                  tu_stats().pages_reused == r);
 
     xos_reset();
     E(xMunmap("r.db"));
@@ -162,7 +155,8 @@ int main(void)
 
     /* XAC_REUSE=0 copies every time; other values are refused. */
     setenv("XAC_REUSE", "2", 1);
-    test_cond("XAC_REUSE=2 is refused", xInit("ctl", NONDURABLE) == XAC_EINVAL);
+    test_cond("XAC_REUSE=2 is refused",
+              xInit("ctl", NONDURABLE) == XAC_EINVAL);
     setenv("XAC_REUSE", "0", 1);
     x = attach();
     test_cond("map with XAC_REUSE=0", x != MAP_FAILED);
@@ -170,12 +164,12 @@ int main(void)
     a = rd(0);
     test_cond("page 0 read once", xend() == COMMITTED && a == 1);
     n = nread;
-    r = reused();
+    r = tu_stats().pages_reused;
     E(xbegin());
     a = rd(0);
     test_cond("with XAC_REUSE=0 it is read from the file again",
               xend() == COMMITTED && a == 1 && nread == n + 1 &&
-                  reused() == r);
+                  tu_stats().pages_reused == r);
     xos_reset();
     E(xMunmap("r.db"));
     E(xShutdown());

@@ -110,13 +110,13 @@ int tu_valgrind(void)
     return p != NULL && strstr(p, "vgpreload") != NULL;
 }
 
-int tu_page_table_access(void)
+struct xac_stats tu_stats(void)
 {
     struct xac_stats st;
 
     if (xStats(&st) != 0)
         abort();
-    return st.page_table_access;
+    return st;
 }
 
 void tu_tell(int fd, char c)

@@ -32,9 +32,8 @@ int tu_crashed(int st);
 /* Running under valgrind? */
 int tu_valgrind(void);
 
-/* Does the mapped segment grant access through page-table entries
- * (xStats().page_table_access, XAC_PTE)? */
-int tu_page_table_access(void);
+/* xStats() now; aborts if it fails. */
+struct xac_stats tu_stats(void);
 
 /* ints in one page (a test's stride from one page to the next).  Inline:
  * under valgrind a call inside a loop of faulting loads changes which
