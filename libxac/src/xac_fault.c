@@ -230,6 +230,12 @@ int xac_grant(uint32_t pg, int want, int by_wp)
         mark(e, pg, want | flags);
         return 0;
     }
+    /* Under page-table access a page that holds its version is mapped and
+     * write-protected: a write grant (setPageAccess, no fault) is one
+     * ioctl that lifts the protection, not a UFFDIO_CONTINUE that fails
+     * with EEXIST first. */
+    if (e->xe_pte && want == XP_WRITE && holds_version(cur))
+        by_wp = 1;
     /* Mapped read-write and write-protected: one ioctl opens it. */
     if (by_wp) {
         if ((rc = lift(e, pg)) != 0)

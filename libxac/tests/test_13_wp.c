@@ -89,6 +89,16 @@ static int old_continue_ioctl(int fd, unsigned long req, void *arg)
     return ioctl(fd, req, arg);
 }
 
+/* Counts the userfaultfd ioctls the library makes. */
+static int n_continue, n_wp;
+
+static int counting_ioctl(int fd, unsigned long req, void *arg)
+{
+    n_continue += req == UFFDIO_CONTINUE;
+    n_wp += req == UFFDIO_WRITEPROTECT;
+    return ioctl(fd, req, arg);
+}
+
 /* Commit v into page n, and check that it reached the file. */
 static int commit_page(const char *file, int n, int v)
 {
@@ -213,6 +223,26 @@ static void run(int uffd, int pte, int expect_wp, int expect_pte)
     E(xbegin());
     test_cond("its write to a kept page is gone",
               rd(0) == 100 && xend() == COMMITTED);
+    test_cond("... and the page commits again", commit_page(name, 0, 101));
+
+    /* An advisory write grant of a kept page: it is mapped already, so
+     * no UFFDIO_CONTINUE (which could only fail with EEXIST), and under
+     * page-table access one ioctl lifts the protection. */
+    xos.ioctl = counting_ioctl;
+    n_continue = n_wp = 0;
+    f = tu_stats().faults;
+    E(xbegin());
+    ok = setPageAccess(pg(0, READ), READ_WRITE) == 0;
+    x[0] = 102;
+    st = n_continue == 0 && (!expect_pte || n_wp == 1);
+    test_cond("setPageAccess(READ_WRITE) of a kept page: the write takes "
+              "no fault and commits",
+              xend() == COMMITTED && ok && tu_stats().faults == f &&
+                  tu_int_at(name, 0) == 102);
+    test_cond(expect_pte ? "... its grant is one UFFDIO_WRITEPROTECT"
+                         : "... its grant makes no UFFDIO_CONTINUE",
+              st);
+    xos_reset();
     test_cond("... and the page commits again", commit_page(name, 0, 101));
 
     /* Revoked with its protection on, then written without a read. */

@@ -120,6 +120,7 @@ static uint64_t bt_new_node(struct bt_tree *t, int leaf)
     uint64_t off = tf_alloc(t->bt_s, t->bt_block);
     if (off != 0) {
         struct bt_node *n = bt_node(t, off);
+        ts_touch(t->bt_s, n, t->bt_block, READ_WRITE);
         n->n_leaf = (uint32_t)leaf;
         n->n_n = 0;
         n->n_next = 0;

@@ -343,6 +343,7 @@ static int tb_config(struct tb_run *run, const char *scratch, int index)
             xb_die_errno("mkdir");
         if (tb_prepare(run, repdir) != 0)
             return 1;
+        (void)xb_settle(repdir); /* noise only: a failure changes nothing */
         memset(run->sh, 0, shsize);
         int64_t ns = tb_children(run, repdir);
         if (ns < 0) {

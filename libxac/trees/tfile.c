@@ -49,6 +49,9 @@ uint64_t tf_alloc(struct ts_store *s, uint64_t len)
 {
     struct tf_alloc *a = tf_al(s);
 
+    /* Advisory stores: the record changes below, so open its page for
+     * writing now rather than on the fault of the first store. */
+    ts_touch(s, a, sizeof *a, READ_WRITE);
     len = tf_round(len);
     for (uint32_t i = 0; i < a->a_nfree; i++) {
         struct tf_extent *e = &a->a_free[i];

@@ -2,6 +2,7 @@
 #include "scratch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,18 @@ static void scratch_cleanup(void)
 {
     if (scratch_dir[0] != '\0' && getpid() == scratch_owner)
         nftw(scratch_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int xb_settle(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+    if (fd < 0)
+        return errno;
+    if (syncfs(fd) != 0)
+        rc = errno;
+    close(fd);
+    return rc;
 }
 
 void xb_remove_tree(const char *path)

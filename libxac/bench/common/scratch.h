@@ -16,6 +16,14 @@
 
 const char *xb_scratch_create(const char *parent, const char *prog);
 
+/* Write back every dirty page of the file system that holds dir
+ * (syncfs), so that what ran before (another benchmark, an earlier
+ * repetition, the tree just loaded) is not written back during the timed
+ * part and charged to it.  Benchmarks call it right before they start the
+ * clock.  0, or an errno value (the caller may ignore it: only the
+ * measurement's noise depends on it). */
+int xb_settle(const char *dir);
+
 /* Remove path and everything under it (ignores errors). */
 void xb_remove_tree(const char *path);
 
