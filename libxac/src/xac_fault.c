@@ -90,8 +90,8 @@ static int grant_read_wp(struct xac_env *e, uint32_t pg, int flags)
 
 /* Page-table access (xac_wp.c): the page has no entry unless the working
  * memory holds its snapshot version; map it, write-protected for a read.
- * A page that is mapped already (a write to a readable one) loses its
- * protection. */
+ * (xac_grant lifts the protection of a mapped page itself; xwp_map still
+ * copes with one.) */
 static int grant_pte(struct xac_env *e, uint32_t pg, int want, int flags)
 {
     int rc = xwp_map(e, pg, want == XP_READ);
