@@ -56,8 +56,3 @@ class TokenOut(BaseModel):
 
 class TokenCreated(TokenOut):
     token: str  # shown once
-
-
-class AgentTokenOut(BaseModel):
-    machine_id: int
-    agent_token: str  # shown once

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from xaclab_server.models import Result, Run
-from xaclab_server.schemas.user import ChartSeries, FloorRow, PageTouchChart
+from xaclab_server.schemas.chart import ChartSeries, FloorRow, PageTouchChart
 
 BENCHMARK = "page_touch"
 SERIES = (("read", False), ("read", True), ("write", False), ("write", True))

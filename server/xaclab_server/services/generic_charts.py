@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from xaclab_server.schemas.user import ChartLine, SuiteChart
+from xaclab_server.schemas.chart import ChartLine, SuiteChart
 
 MAX_CHARTS = 60
 MAX_SERIES = 16

@@ -12,7 +12,8 @@ from sqlalchemy.orm import Session
 
 from xaclab_server.models import Job, JobLog, Run
 from xaclab_server.models.base import utcnow
-from xaclab_server.schemas.user import JobDetail, RunEvent
+from xaclab_server.schemas.job import JobDetail
+from xaclab_server.schemas.run import RunEvent
 
 TAIL_LINES = 20
 TAIL_CHUNKS = 4

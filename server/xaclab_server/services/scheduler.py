@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from xaclab_server.models import Schedule, User
 from xaclab_server.models.base import utcnow
-from xaclab_server.schemas.matrix import MatrixIn, ScheduleIn
+from xaclab_server.schemas.matrix import MatrixIn
+from xaclab_server.schemas.schedule import ScheduleIn
 from xaclab_server.services.cron import CronError, parse_cron
 from xaclab_server.services.matrices import check_matrix, queue_matrix
 from xaclab_server.services.suites import ParamError, Suite

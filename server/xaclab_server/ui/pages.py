@@ -51,8 +51,9 @@ from xaclab_server.models import Job, Machine, Run, Schedule, User
 from xaclab_server.models.base import utcnow
 from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.models.user import ROLES, role_at_least
-from xaclab_server.schemas.matrix import MatrixIn, ScheduleIn
-from xaclab_server.schemas.user import RunIn
+from xaclab_server.schemas.matrix import MatrixIn
+from xaclab_server.schemas.run import RunIn
+from xaclab_server.schemas.schedule import ScheduleIn
 from xaclab_server.services import accounts, jobs, matrices, scheduler
 from xaclab_server.services.comparisons import ComparisonError
 from xaclab_server.services.cron import CronError

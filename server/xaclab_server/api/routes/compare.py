@@ -4,13 +4,13 @@ import csv
 import io
 import json
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
-from pydantic import BaseModel
 
 from xaclab_server.api.deps import SessionDep
+from xaclab_server.schemas.comparison import ComparisonOut, PairOut
 from xaclab_server.services import comparisons, significance
 from xaclab_server.services.comparisons import Comparison, ComparisonError
 
@@ -44,43 +44,6 @@ BINNED_NOTE = (
     "in one bucket count as ties), raw samples on the other side put into the same buckets; "
     "means are exact."
 )
-
-
-class PairOut(BaseModel):
-    suite: str
-    benchmark: str
-    sut: str
-    metric: str
-    unit: str
-    better: str
-    params: dict[str, Any]
-    n_a: int
-    n_b: int
-    stat_a: float
-    stat_b: float
-    ratio: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float
-    test: str
-    significant: bool
-    verdict: str
-    binned: bool
-
-
-class ComparisonOut(BaseModel):
-    kind: str
-    a: str
-    b: str
-    statistic: str
-    resamples: int
-    seed: int
-    alpha: float
-    note: str
-    only_a: int
-    only_b: int
-    significant: int
-    pairs: list[PairOut]
 
 
 def _finite(value: float) -> float | None:

@@ -1,26 +1,14 @@
 """User API: cancelling a job and reading its streamed log."""
 
 from fastapi import APIRouter, HTTPException, status
-from pydantic import BaseModel
 from sqlalchemy import select
 
 from xaclab_server.api.deps import SessionDep
 from xaclab_server.models import Job, JobLog
+from xaclab_server.schemas.job import CancelOut, LogChunkOut
 from xaclab_server.services import jobs
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
-
-
-class CancelOut(BaseModel):
-    job_id: int
-    status: str
-    cancel_requested: bool
-
-
-class LogChunkOut(BaseModel):
-    seq: int
-    stream: str
-    text: str
 
 
 def _job(session: SessionDep, job_id: int) -> Job:

@@ -8,8 +8,7 @@ from xaclab_server.api.deps import AdminUser, SessionDep, SettingsDep
 from xaclab_server.core.config import Settings
 from xaclab_server.models import Machine
 from xaclab_server.models.base import utcnow
-from xaclab_server.schemas.account import AgentTokenOut
-from xaclab_server.schemas.user import MachineOut
+from xaclab_server.schemas.machine import AgentTokenOut, MachineOut
 from xaclab_server.services.machines import approve_machine, is_online, rotate_agent_token
 
 router = APIRouter(prefix="/api/v1", tags=["user"])

@@ -5,14 +5,8 @@ from sqlalchemy import select
 
 from xaclab_server.api.deps import NotifierDep, OperatorUser, SessionDep, SuitesDep
 from xaclab_server.models import Matrix, Run, Schedule
-from xaclab_server.schemas.matrix import (
-    MatrixCreated,
-    MatrixIn,
-    MatrixRun,
-    ScheduleIn,
-    ScheduleOut,
-    SchedulePatch,
-)
+from xaclab_server.schemas.matrix import MatrixCreated, MatrixIn, MatrixRun
+from xaclab_server.schemas.schedule import ScheduleIn, ScheduleOut, SchedulePatch
 from xaclab_server.services import matrices, scheduler
 from xaclab_server.services.cron import CronError
 from xaclab_server.services.suites import ParamError

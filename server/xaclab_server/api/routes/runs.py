@@ -20,17 +20,10 @@ from xaclab_server.api.deps import (
 )
 from xaclab_server.models import Job, Machine, Result, Run
 from xaclab_server.models.job import TERMINAL_STATES
-from xaclab_server.schemas.user import (
-    JobDetail,
-    JobOut,
-    PageTouchChart,
-    ResultOut,
-    RunCharts,
-    RunCreated,
-    RunEvent,
-    RunIn,
-    RunOut,
-)
+from xaclab_server.schemas.chart import PageTouchChart, RunCharts
+from xaclab_server.schemas.job import JobDetail, JobOut
+from xaclab_server.schemas.result import ResultOut
+from xaclab_server.schemas.run import RunCreated, RunEvent, RunIn, RunOut
 from xaclab_server.services import jobs, matrices, run_events
 from xaclab_server.services.charts import page_touch_chart
 from xaclab_server.services.generic_charts import suite_charts
