@@ -27,6 +27,7 @@ from xaclab_server.services.machines import authenticate_agent
 from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.results import ResultValidator
 from xaclab_server.services.suites import Suite
+from xaclab_server.services.thesis_figures import ThesisFigures
 
 SessionDep = Annotated[Session, Depends(get_db)]
 
@@ -56,11 +57,17 @@ async def get_notifier(request: Request) -> JobNotifier:
     return notifier
 
 
+async def get_thesis_figures(request: Request) -> ThesisFigures:
+    figures: ThesisFigures = request.app.state.thesis_figures
+    return figures
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionFactoryDep = Annotated[sessionmaker[Session], Depends(get_sessionmaker)]
 SuitesDep = Annotated[dict[str, Suite], Depends(get_suites)]
 ResultValidatorDep = Annotated[ResultValidator, Depends(get_result_validator)]
 NotifierDep = Annotated[JobNotifier, Depends(get_notifier)]
+ThesisFiguresDep = Annotated[ThesisFigures, Depends(get_thesis_figures)]
 
 _bearer = HTTPBearer(auto_error=False, description="The agent token from POST /register.")
 

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
-from fastapi.concurrency import run_in_threadpool
+import anyio.to_thread
 
 log = logging.getLogger("xaclab_server")
 
@@ -122,7 +122,7 @@ class JobNotifier:
                     return
             started = time.monotonic()  # before the query: what it cannot see is newer
             try:
-                found = await run_in_threadpool(look, waiting)
+                found = await anyio.to_thread.run_sync(look, waiting)
             except Exception:  # a database restart must not stop the claims being woken
                 log.exception("the shared claim poll failed; trying again in %s s", interval)
                 continue

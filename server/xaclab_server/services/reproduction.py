@@ -72,6 +72,7 @@ REPORT_TABLES = (
     "C.11",
     "C.12",
 )
+MAX_ID = 2**31 - 1  # ids are PostgreSQL integers
 THESIS_FIGURES = PACKAGE_DIR / "thesis-figures.json"  # a link to docs/thesis-figures.json
 Status = Literal["measured", "derived", "missing"]
 
@@ -243,6 +244,16 @@ def build_report(
     report.measured = sum(t.measured for t in tables)
     report.total = sum(len(t.rows) for t in tables)
     return report
+
+
+def machine_report(
+    *, session: Session, figures: ThesisFigures, machine_id: int, now: datetime
+) -> Report | None:
+    """The report of machine ``machine_id``, or None if there is no such machine."""
+    machine = session.get(Machine, machine_id) if 1 <= machine_id <= MAX_ID else None
+    if machine is None:
+        return None
+    return build_report(session=session, figures=figures, machine=machine, now=now)
 
 
 def _plan(table: ThesisTable) -> list[_Spec]:

@@ -17,7 +17,7 @@ import inspect
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
@@ -34,10 +34,8 @@ from xaclab_server.api.deps import (
     SuitesDep,
     get_principal,
 )
-from xaclab_server.api.routes.auth import set_session_cookie
-from xaclab_server.api.routes.compare import comparison_out, run_comparison
-from xaclab_server.api.routes.runs import queue_run
 from xaclab_server.core.config import Settings
+from xaclab_server.core.cookies import set_session_cookie
 from xaclab_server.core.headers import CSP
 from xaclab_server.core.paths import PACKAGE_DIR
 from xaclab_server.core.security import (
@@ -55,10 +53,12 @@ from xaclab_server.schemas.matrix import MatrixIn
 from xaclab_server.schemas.run import RunIn
 from xaclab_server.schemas.schedule import ScheduleIn
 from xaclab_server.services import accounts, jobs, matrices, scheduler
+from xaclab_server.services.compare_runs import comparison_out, run_comparison
 from xaclab_server.services.comparisons import ComparisonError
 from xaclab_server.services.cron import CronError
 from xaclab_server.services.machines import approve_machine, is_online, rotate_agent_token
 from xaclab_server.services.notifier import JobNotifier
+from xaclab_server.services.run_queue import RunRefused, queue_run
 from xaclab_server.services.suites import AGENT_FACTORS, ParamError, Suite, coerce_form_value
 
 router = APIRouter(include_in_schema=False)
@@ -393,8 +393,8 @@ def _submit_run(
             run = queue_run(
                 session=session, suites=suites, notifier=notifier, request=body, user_id=user.id
             )
-        except HTTPException as exc:
-            return _form_page(request, session, suites, chosen=chosen, error=str(exc.detail))
+        except RunRefused as exc:
+            return _form_page(request, session, suites, chosen=chosen, error=str(exc))
         return RedirectResponse(f"/runs/{run.id}", status_code=303)
 
 
@@ -606,7 +606,7 @@ def compare_page(
     if query.get("kind") and query.get("a") and query.get("b"):
         try:
             comparison = run_comparison(
-                session,
+                session=session,
                 kind=query["kind"],
                 a=query["a"],
                 b=query["b"],

@@ -9,9 +9,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import PrincipalDep, SessionDep, SettingsDep
-from xaclab_server.api.routes.reproduction import machine_report
+from xaclab_server.api.deps import PrincipalDep, SessionDep, SettingsDep, ThesisFiguresDep
 from xaclab_server.models import Machine
+from xaclab_server.models.base import utcnow
+from xaclab_server.services.reproduction import machine_report
 from xaclab_server.services.reproduction_export import HELPERS
 from xaclab_server.ui.pages import _page, _reader, refusals
 
@@ -23,6 +24,7 @@ router = APIRouter(include_in_schema=False)
 def reproduction_page(
     request: Request,
     session: SessionDep,
+    figures: ThesisFiguresDep,
     settings: SettingsDep,
     principal: PrincipalDep,
     machine_id: str | None = None,
@@ -34,7 +36,7 @@ def reproduction_page(
             chosen = int(machine_id)
         except ValueError:
             chosen = 0
-        report = machine_report(request, session, chosen)
+        report = machine_report(session=session, figures=figures, machine_id=chosen, now=utcnow())
         if report is None:
             return _page(request, "not_found.html", {"what": f"Machine {machine_id!r}"}, 404)
     machines = session.scalars(select(Machine).order_by(Machine.name)).all()

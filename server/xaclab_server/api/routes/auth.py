@@ -8,24 +8,12 @@ that cookie-borne writes must echo in ``X-CSRF-Token``.
 from fastapi import APIRouter, HTTPException, Request, Response, status
 
 from xaclab_server.api.deps import PrincipalDep, SessionDep, SettingsDep
-from xaclab_server.core.config import Settings
+from xaclab_server.core.cookies import set_session_cookie
 from xaclab_server.core.security import SESSION_COOKIE
 from xaclab_server.schemas.account import LoginIn, Me
 from xaclab_server.services import accounts
 
 router = APIRouter(prefix="/api/v1", tags=["accounts"])
-
-
-def set_session_cookie(response: Response, settings: Settings, token: str) -> None:
-    response.set_cookie(
-        SESSION_COOKIE,
-        token,
-        max_age=int(settings.session_hours * 3600),
-        httponly=True,
-        samesite="lax",
-        secure=settings.secure_cookies,
-        path="/",
-    )
 
 
 @router.post("/login")

@@ -3,20 +3,16 @@
 import re
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Path, Request, status
+from fastapi import APIRouter, HTTPException, Path, status
 from fastapi.responses import Response
-from sqlalchemy.orm import Session
 
-from xaclab_server.api.deps import SessionDep
-from xaclab_server.models import Machine
+from xaclab_server.api.deps import SessionDep, ThesisFiguresDep
 from xaclab_server.models.base import utcnow
-from xaclab_server.services.reproduction import Report, build_report
+from xaclab_server.services.reproduction import MAX_ID, machine_report
 from xaclab_server.services.reproduction_export import report_html, report_json, report_markdown
-from xaclab_server.services.thesis_figures import ThesisFigures
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
 
-MAX_ID = 2**31 - 1  # ids are PostgreSQL integers
 MachineId = Annotated[int, Path(ge=1, le=MAX_ID, description="The machine's id.")]
 Format = Literal["json", "markdown", "html"]
 MEDIA_TYPES = {
@@ -25,21 +21,6 @@ MEDIA_TYPES = {
     "html": "text/html; charset=utf-8",
 }
 SUFFIXES = {"markdown": "md", "html": "html"}
-
-
-def thesis_figures(request: Request) -> ThesisFigures:
-    figures: ThesisFigures = request.app.state.thesis_figures
-    return figures
-
-
-def machine_report(request: Request, session: Session, machine_id: int) -> Report | None:
-    """The report of machine ``machine_id``, or None if there is no such machine."""
-    machine = session.get(Machine, machine_id) if 1 <= machine_id <= MAX_ID else None
-    if machine is None:
-        return None
-    return build_report(
-        session=session, figures=thesis_figures(request), machine=machine, now=utcnow()
-    )
 
 
 @router.get(
@@ -53,10 +34,10 @@ def machine_report(request: Request, session: Session, machine_id: int) -> Repor
     },
 )
 def read_reproduction(
-    request: Request, session: SessionDep, machine_id: MachineId, format: Format = "json"
+    session: SessionDep, figures: ThesisFiguresDep, machine_id: MachineId, format: Format = "json"
 ) -> Response:
     """The thesis's tables beside this machine's newest results (docs/thesis-reproduction.md)."""
-    report = machine_report(request, session, machine_id)
+    report = machine_report(session=session, figures=figures, machine_id=machine_id, now=utcnow())
     if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Machine {machine_id} does not exist.")
     if format == "json":

@@ -18,7 +18,7 @@ from xaclab_server.api.deps import (
     SettingsDep,
     SuitesDep,
 )
-from xaclab_server.models import Job, Machine, Result, Run
+from xaclab_server.models import Job, Result, Run
 from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.schemas.chart import PageTouchChart, RunCharts
 from xaclab_server.schemas.job import JobDetail, JobOut
@@ -27,8 +27,7 @@ from xaclab_server.schemas.run import RunCreated, RunEvent, RunIn, RunOut
 from xaclab_server.services import jobs, matrices, run_events
 from xaclab_server.services.charts import page_touch_chart
 from xaclab_server.services.generic_charts import suite_charts
-from xaclab_server.services.notifier import JobNotifier
-from xaclab_server.services.suites import ParamError, Suite, check_run_request
+from xaclab_server.services.run_queue import RunRefused, queue_run
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
 
@@ -40,41 +39,13 @@ QUEUE_LIMIT = 500
 def create_run(
     body: RunIn, session: SessionDep, suites: SuitesDep, notifier: NotifierDep, user: OperatorUser
 ) -> RunCreated:
-    run = queue_run(
-        session=session, suites=suites, notifier=notifier, request=body, user_id=user.id
-    )
-    return RunCreated(run_id=run.id, job_ids=[job.id for job in run.jobs])
-
-
-def queue_run(
-    *,
-    session: Session,
-    suites: dict[str, Suite],
-    notifier: JobNotifier,
-    request: RunIn,
-    user_id: int | None,
-) -> Run:
-    """Validate a run request against its suite, queue it and wake claims; 422 on a bad one."""
-    machine = session.get(Machine, request.machine_id)
-    if machine is None:
-        raise HTTPException(422, f"Machine {request.machine_id} does not exist.")
     try:
-        check_run_request(
-            suites=suites, suite=request.suite, profile=request.profile, params=request.params
+        run = queue_run(
+            session=session, suites=suites, notifier=notifier, request=body, user_id=user.id
         )
-    except ParamError as exc:
+    except RunRefused as exc:
         raise HTTPException(422, str(exc)) from exc
-    run = jobs.create_run(
-        session=session,
-        machine=machine,
-        suite=request.suite,
-        profile=request.profile,
-        params=request.params,
-    )
-    run.created_by_id = user_id
-    session.commit()
-    notifier.notify()
-    return run
+    return RunCreated(run_id=run.id, job_ids=[job.id for job in run.jobs])
 
 
 def _get_run(session: Session, run_id: int) -> Run:

@@ -1,0 +1,116 @@
+"""The comparison a query asks for, as ``GET /api/v1/compare`` and the comparison page show it.
+
+:func:`run_comparison` picks the kind of comparison of
+:mod:`.comparisons`; :func:`comparison_out` is its reply body, pairs with
+no finite ratio or interval given as null.
+"""
+
+import math
+from typing import Literal
+
+from sqlalchemy.orm import Session
+
+from xaclab_server.schemas.comparison import ComparisonOut, PairOut
+from xaclab_server.services import comparisons, significance
+from xaclab_server.services.comparisons import Comparison, ComparisonError
+
+BINNED_NOTE = (
+    "{binned} of the {pairs} pairs (binned: true in the JSON and CSV) compare results that "
+    "carry histograms (more than 100,000 samples): their medians, bootstrap and Mann–Whitney "
+    "test use the log2-128 bucket midpoints (within 0.39% of every value in the bucket; values "
+    "in one bucket count as ties), raw samples on the other side put into the same buckets; "
+    "means are exact."
+)
+
+
+def run_comparison(
+    *,
+    session: Session,
+    kind: str,
+    a: str,
+    b: str,
+    suite: str | None,
+    run: int | None,
+    matrix: int | None,
+    factor: str | None,
+    statistic: Literal["median", "mean"],
+) -> Comparison:
+    """The comparison a query asks for; ComparisonError with a sentence if it cannot be made."""
+    if kind in ("runs", "machines"):
+        try:
+            ids = int(a), int(b)
+        except ValueError:
+            raise ComparisonError(f"Comparing {kind} takes two ids as a and b.") from None
+        if kind == "runs":
+            return comparisons.compare_runs(
+                session=session, a=ids[0], b=ids[1], statistic=statistic
+            )
+        if not suite:
+            raise ComparisonError("Comparing machines needs a suite.")
+        return comparisons.compare_machines(
+            session=session, a=ids[0], b=ids[1], suite=suite, statistic=statistic
+        )
+    if kind == "sut":
+        return comparisons.compare_suts(
+            session=session, a=a, b=b, run_id=run, matrix_id=matrix, statistic=statistic
+        )
+    if not factor:
+        raise ComparisonError("Comparing a factor's values needs the factor's name.")
+    return comparisons.compare_factor(
+        session=session,
+        factor=factor,
+        a=a,
+        b=b,
+        run_id=run,
+        matrix_id=matrix,
+        statistic=statistic,
+    )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def comparison_out(comparison: Comparison) -> ComparisonOut:
+    pairs = [
+        PairOut(
+            suite=p.suite,
+            benchmark=p.benchmark,
+            sut=p.sut,
+            metric=p.metric,
+            unit=p.unit,
+            better=p.better,
+            params=p.params,
+            n_a=p.n_a,
+            n_b=p.n_b,
+            stat_a=p.stat_a,
+            stat_b=p.stat_b,
+            ratio=_finite(p.ratio),
+            ci_low=_finite(p.ci_low),
+            ci_high=_finite(p.ci_high),
+            p_value=p.p_value,
+            test=p.test,
+            significant=p.significant,
+            verdict=p.verdict,
+            binned=p.binned,
+        )
+        for p in comparison.pairs
+    ]
+    note = comparison.note
+    binned = sum(p.binned for p in pairs)
+    if binned:
+        note = f"{note} {BINNED_NOTE.format(binned=binned, pairs=len(pairs))}".strip()
+    return ComparisonOut(
+        kind=comparison.kind,
+        a=comparison.a_label,
+        b=comparison.b_label,
+        statistic=comparison.statistic,
+        resamples=significance.RESAMPLES,
+        seed=significance.SEED,
+        alpha=significance.ALPHA,
+        note=note,
+        only_a=comparison.only_a,
+        only_b=comparison.only_b,
+        significant=sum(p.significant for p in pairs),
+        pairs=pairs,
+    )
