@@ -6,22 +6,23 @@ session cookie, or nobody).  :func:`user_api_guard` guards every user-API
 router: reads need a user unless ``anonymous_read``; writes need an operator
 and, when the session cookie is what authenticates them, the CSRF token in
 ``X-CSRF-Token``.  :data:`CurrentUser`, :data:`OperatorUser` and
-:data:`AdminUser` give a route the user it needs or answer 401/403.
+:data:`AdminUser` give a route the user it needs or answer 401/403.  The
+rule itself is :mod:`xaclab_server.core.access`, which the pages share.
 """
 
-from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 
+from xaclab_server.core import access
+from xaclab_server.core.access import AccessRefused, CsrfMismatch, LoginNeeded, Principal
 from xaclab_server.core.config import Settings
 from xaclab_server.core.db import get_db
-from xaclab_server.core.security import CSRF_HEADER, SESSION_COOKIE, same_secret
+from xaclab_server.core.security import CSRF_HEADER, SESSION_COOKIE
 from xaclab_server.models import Machine, User
-from xaclab_server.models.user import role_at_least
 from xaclab_server.services import accounts
 from xaclab_server.services.machines import authenticate_agent
 from xaclab_server.services.notifier import JobNotifier
@@ -116,15 +117,6 @@ async def get_current_agent(
 CurrentAgent = Annotated[Machine, Depends(get_current_agent)]
 
 
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who sent a user-API or page request."""
-
-    user: User | None
-    via: Literal["token", "session", "anonymous"]
-    csrf_token: str | None = None
-
-
 def get_principal(request: Request, session: SessionDep) -> Principal:
     header = request.headers.get("authorization", "")
     scheme, _, credentials = header.partition(" ")
@@ -150,23 +142,20 @@ PrincipalDep = Annotated[Principal, Depends(get_principal)]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def _unauthorized() -> HTTPException:
-    return HTTPException(
-        status.HTTP_401_UNAUTHORIZED,
-        "This call needs a login or an API token: send 'Authorization: Bearer <api_token>'.",
-        headers={"WWW-Authenticate": "Bearer"},
-    )
-
-
-def require_role(principal: Principal, role: str) -> User:
-    if principal.user is None:
-        raise _unauthorized()
-    if not role_at_least(principal.user.role, role):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"This needs the {role} role; {principal.user.username} is a {principal.user.role}.",
+def http_refusal(refusal: AccessRefused) -> HTTPException:
+    """The API's answer to a refusal: 401 with how to authenticate, or 403 with why."""
+    if isinstance(refusal, LoginNeeded):
+        return HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "This call needs a login or an API token: send 'Authorization: Bearer <api_token>'.",
+            headers={"WWW-Authenticate": "Bearer"},
         )
-    return principal.user
+    if isinstance(refusal, CsrfMismatch):
+        return HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"A write with the session cookie needs the page's CSRF token in {CSRF_HEADER}.",
+        )
+    return HTTPException(status.HTTP_403_FORBIDDEN, str(refusal))
 
 
 async def user_api_guard(request: Request, principal: PrincipalDep, settings: SettingsDep) -> None:
@@ -182,30 +171,34 @@ async def account_api_guard(
 
 
 def _guard(request: Request, principal: Principal, settings: Settings, *, write_role: str) -> None:
-    if request.method in SAFE_METHODS:
-        if principal.user is None and not settings.anonymous_read:
-            raise _unauthorized()
-        return
-    require_role(principal, write_role)
-    if principal.via == "session" and not same_secret(
-        request.headers.get(CSRF_HEADER), principal.csrf_token
-    ):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"A write with the session cookie needs the page's CSRF token in {CSRF_HEADER}.",
-        )
+    try:
+        if request.method in SAFE_METHODS:
+            access.check_read(principal, anonymous_read=settings.anonymous_read)
+        else:
+            access.check_write(
+                principal, role=write_role, csrf_token=request.headers.get(CSRF_HEADER)
+            )
+    except AccessRefused as refusal:
+        raise http_refusal(refusal) from None
+
+
+def _user_with(principal: Principal, role: str) -> User:
+    try:
+        return access.require_role(principal, role)
+    except AccessRefused as refusal:
+        raise http_refusal(refusal) from None
 
 
 async def get_current_user(principal: PrincipalDep) -> User:
-    return require_role(principal, "viewer")
+    return _user_with(principal, "viewer")
 
 
 async def get_operator(principal: PrincipalDep) -> User:
-    return require_role(principal, "operator")
+    return _user_with(principal, "operator")
 
 
 async def get_admin(principal: PrincipalDep) -> User:
-    return require_role(principal, "admin")
+    return _user_with(principal, "admin")
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]

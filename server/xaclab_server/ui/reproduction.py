@@ -5,31 +5,29 @@ Readable by anyone who may read pages (any logged-in user, or everyone while
 point at ``GET /api/v1/machines/{id}/reproduction``.
 """
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import PrincipalDep, SessionDep, SettingsDep, ThesisFiguresDep
+from xaclab_server.api.deps import SessionDep, ThesisFiguresDep
 from xaclab_server.models import Machine
 from xaclab_server.models.base import utcnow
 from xaclab_server.services.reproduction import machine_report
 from xaclab_server.services.reproduction_export import HELPERS
-from xaclab_server.ui.pages import _page, _reader, refusals
+from xaclab_server.ui.guards import PageReader, page_router
+from xaclab_server.ui.rendering import not_found, render
 
-router = APIRouter(include_in_schema=False)
+router = page_router()
 
 
 @router.get("/reproduction", response_class=HTMLResponse)
-@refusals
 def reproduction_page(
     request: Request,
     session: SessionDep,
     figures: ThesisFiguresDep,
-    settings: SettingsDep,
-    principal: PrincipalDep,
+    _reader: PageReader,
     machine_id: str | None = None,
 ) -> Response:
-    _reader(request, principal, settings)
     report = None
     if machine_id:
         try:
@@ -38,6 +36,6 @@ def reproduction_page(
             chosen = 0
         report = machine_report(session=session, figures=figures, machine_id=chosen, now=utcnow())
         if report is None:
-            return _page(request, "not_found.html", {"what": f"Machine {machine_id!r}"}, 404)
+            return not_found(request, f"Machine {machine_id!r}")
     machines = session.scalars(select(Machine).order_by(Machine.name)).all()
-    return _page(request, "reproduction.html", {"machines": machines, "report": report, **HELPERS})
+    return render(request, "reproduction.html", {"machines": machines, "report": report, **HELPERS})
