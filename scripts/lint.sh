@@ -3,12 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 v=.venv/bin
-py_dirs=(server agent dashboards playbooks labhosts tests scripts)
+py_dirs=(server agent testsupport dashboards playbooks labhosts tests scripts)
 "$v/ruff" check "${py_dirs[@]}"
 "$v/ruff" format --check "${py_dirs[@]}"
 # Each package carries its own mypy settings (plugins, paths) in pyproject.toml.
 (cd server && "../$v/mypy")
 (cd agent && "../$v/mypy")
+(cd testsupport && "../$v/mypy")
 # The code outside the two packages (tests, dashboards, scripts) is held to
 # the same standard.
 "$v/mypy" --strict --explicit-package-bases \

@@ -4,7 +4,8 @@
 # programs' output, then the Python suites against a real PostgreSQL that
 # this script starts on 127.0.0.1 and stops again.  Each part's Python
 # tests run in their own pytest process (each part is its own project with
-# its own `tests` package); the last line adds every count up.
+# its own `tests` package; pytest.ini says which settings each one reads);
+# the last line adds every count up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -22,7 +23,7 @@ run() {
 }
 
 pgdir=$(mktemp -d /tmp/xaclab-pg.XXXXXX)
-pgport=$("$v/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pgport=$("$v/python" -c 'import xaclab_testsupport as t; print(t.free_port())')
 cleanup() { scripts/pg-cluster.sh stop "$pgdir" || true; rm -rf "$pgdir"; }
 trap cleanup EXIT
 set -o pipefail
@@ -42,6 +43,7 @@ pytest_in() {
   local dir=$1; shift
   (cd "$dir" && "$v/pytest" -q -p no:cacheprovider "$@")
 }
+run testsupport-tests pytest_in . testsupport/tests
 run server-tests pytest_in server
 run agent-tests pytest_in . agent/tests
 run dashboards-tests pytest_in . dashboards/tests

@@ -5,10 +5,8 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from xaclab_testsupport import AgentProcess, ServerProcess
 
 # The server is part of the same checkout and `make test` installs it: its
 # absence is a broken environment, not a reason to skip.
@@ -35,13 +34,6 @@ class Lab:
     headers: dict[str, str]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _agent(lab: Lab, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "xaclab_agent.cli", *args],
@@ -55,75 +47,24 @@ def _agent(lab: Lab, *args: str, timeout: float = 60) -> subprocess.CompletedPro
 
 @pytest.fixture
 def real(lab: Any, tmp_path: Path) -> Iterator[Lab]:
-    token = secrets.token_hex(16)
-    port = _free_port()
-    server_env = dict(
-        os.environ,
-        XACLAB_REGISTRATION_TOKEN=token,
-        XACLAB_ENV="test",
-        XACLAB_DATA_DIR=str(tmp_path / "data"),
-        XACLAB_SUITES_DIR=str(lab.suites_dir),
+    server = ServerProcess(
+        tmp_path / "data",
+        registration_token=secrets.token_hex(16),
+        env={"XACLAB_ENV": "test", "XACLAB_SUITES_DIR": str(lab.suites_dir)},
+        log_path=tmp_path / "server.log",
     )
-    server_env.pop("XACLAB_DATABASE_URL", None)
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "xaclab_server.cli", "--host", "127.0.0.1", "--port", str(port)],
-        env=server_env,
-        cwd=tmp_path,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                if httpx.get(f"{url}/api/v1/suites", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
-        admin = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "xaclab_server.cli",
-                "create-admin",
-                "--username",
-                "admin",
-                "--api-token",
-                "tests",
-            ],
-            env=dict(server_env, XACLAB_ADMIN_PASSWORD=secrets.token_urlsafe(18)),
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        headers = {"Authorization": f"Bearer {admin.stdout.strip()}"}
+    with server:
+        headers = {"Authorization": f"Bearer {server.create_admin()}"}
         token_file = tmp_path / "registration-token"
-        token_file.write_text(token + "\n")
-        agent_env = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
-        agent_env.update(
-            XACLAB_AGENT_CONFIG=str(tmp_path / "agent.toml"),
-            XACLAB_AGENT_STATE_DIR=str(tmp_path / "state"),
-            XACLAB_AGENT_BIN_DIR=str(lab.bin_dir),
-            XACLAB_AGENT_WORK_DIR=str(lab.work_dir),
-            XACLAB_AGENT_SUITES_DIR=str(lab.suites_dir),
-            XACLAB_AGENT_PROGRESS_INTERVAL="0",
+        token_file.write_text(server.registration_token + "\n")
+        agent = AgentProcess(
+            tmp_path,
+            bin_dir=lab.bin_dir,
+            suites_dir=lab.suites_dir,
+            work_dir=lab.work_dir,
+            env={"XACLAB_AGENT_PROGRESS_INTERVAL": "0"},
         )
-        (tmp_path / "agent.toml").write_text("")
-        yield Lab(url, agent_env, token_file, tmp_path / "state", headers)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        yield Lab(server.base_url, agent.env, token_file, agent.state_dir, headers)
 
 
 def _register(real: Lab) -> int:

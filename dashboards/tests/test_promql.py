@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from xaclab_testsupport import free_port, stop_process, wait_until_answers
 
 DASHBOARDS = Path(__file__).resolve().parents[1] / "json"
 PROM_UID = "xaclab-prom"
@@ -33,12 +33,6 @@ BUILTINS = {"__rate_interval": "15s", "__interval": "5s", "__range": "1m"}
 # What the dashboards' $machine variable holds with "All" selected: the real
 # machine plus one whose name needs regex escaping.
 MACHINE_VALUES = [MACHINE, "bench.lab-02"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _panels(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,33 +83,11 @@ def test_interpolation_follows_grafana() -> None:
     assert got == 'rate(x{machine=~"(a\\\\.b|c)"}[15s])'
 
 
-def _wait(proc: subprocess.Popen[bytes], url: str, what: str) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        assert proc.poll() is None, f"{what} exited with {proc.returncode}"
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, f"{what} did not answer {url} in 30 s"
-        time.sleep(0.2)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL of a Prometheus that has scraped a real node_exporter for a while."""
     work = tmp_path_factory.mktemp("dash-prom")
-    exporter_port, prom_port = _free_port(), _free_port()
+    exporter_port, prom_port = free_port(), free_port()
     config = work / "prometheus.yml"
     config.write_text(
         "global:\n"
@@ -131,13 +103,15 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     checked = subprocess.run(["promtool", "check", "config", str(config)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
+    exporter_log, prom_log = work / "node_exporter.log", work / "prometheus.log"
     exporter = subprocess.Popen(
         ["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{exporter_port}"],
         stdout=subprocess.DEVNULL,
-        stderr=(work / "node_exporter.log").open("wb"),
+        stderr=exporter_log.open("wb"),
     )
     try:
-        _wait(exporter, f"http://127.0.0.1:{exporter_port}/metrics", "node_exporter")
+        metrics = f"http://127.0.0.1:{exporter_port}/metrics"
+        wait_until_answers(exporter, metrics, what="node_exporter", log=exporter_log, timeout=30)
         server = subprocess.Popen(
             [
                 "prometheus",
@@ -146,11 +120,11 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 f"--web.listen-address=127.0.0.1:{prom_port}",
             ],
             stdout=subprocess.DEVNULL,
-            stderr=(work / "prometheus.log").open("wb"),
+            stderr=prom_log.open("wb"),
         )
         try:
             url = f"http://127.0.0.1:{prom_port}"
-            _wait(server, f"{url}/-/ready", "prometheus")
+            wait_until_answers(server, f"{url}/-/ready", what="prometheus", log=prom_log, timeout=30)
             deadline = time.monotonic() + 60
             while True:
                 reply = httpx.get(
@@ -165,9 +139,9 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 time.sleep(0.5)
             yield url
         finally:
-            _stop(server)
+            stop_process(server)
     finally:
-        _stop(exporter)
+        stop_process(exporter)
 
 
 def test_there_are_promql_targets() -> None:

@@ -2,7 +2,7 @@
 
 The role's own tasks (tasks/grafana_reader.yml, which runs
 files/grafana-reader.sql with psql as the postgres user) are applied with a
-local connection to a private cluster from scripts/pg-cluster.sh, whose
+local connection to a private cluster (xaclab_testsupport's PgCluster), whose
 pg_hba.conf is changed so that TCP logins need a password, as on Debian.
 The reader must log in with the password the role keeps in its root-only
 file, SELECT from tables made before and after the role ran, and be refused
@@ -14,11 +14,8 @@ kept one.
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 import stat
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +24,9 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import errors
+from xaclab_testsupport import PgCluster
 
-from playbooks.tests.ansible_helpers import PLAYBOOKS, REPO, ansible_env, tool
+from playbooks.tests.ansible_helpers import PLAYBOOKS, ansible_env, tool
 from playbooks.tests.test_site import recap
 
 READER = "xaclab_grafana"
@@ -61,31 +59,16 @@ class Cluster:
         return info + (f" password={password}" if password is not None else "")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    # Not under pytest's tmp_path: the postgres user must reach the directory.
-    base = Path(tempfile.mkdtemp(prefix="xaclab-grafana-reader-"))
-    base.chmod(0o755)
-    found = Cluster(base / "cluster", _free_port())
-    script = REPO / "scripts" / "pg-cluster.sh"
-    subprocess.run([str(script), "start", str(found.dir), str(found.port)], check=True)
-    try:
-        (found.dir / "data" / "pg_hba.conf").write_text(HBA)
+    with PgCluster(prefix="xaclab-grafana-reader-") as pg:
+        pg.write_hba(HBA)
+        found = Cluster(pg.dir, pg.port)
         with psycopg.connect(found.conninfo(dbname="postgres"), autocommit=True) as conn:
-            conn.execute("SELECT pg_reload_conf()")
             conn.execute(f"CREATE ROLE {OWNER} LOGIN")
             conn.execute(f"CREATE DATABASE {DATABASE} OWNER {OWNER}")
         _owner_makes_table(found, "made_before")
         yield found
-    finally:
-        subprocess.run([str(script), "stop", str(found.dir)], check=False)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _owner_makes_table(cluster: Cluster, name: str) -> None:

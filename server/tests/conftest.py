@@ -2,7 +2,8 @@
 
 PostgreSQL comes from ``XACLAB_TEST_PG_URL`` (the harness's cluster; a fresh
 database is created in it for this session and dropped afterwards) or, when
-that is unset, from a throw-away cluster started with scripts/pg-cluster.sh.
+that is unset, from a throw-away cluster: ``pg_server_url`` and ``pg_databases``
+are xaclab_testsupport's fixtures.
 Tests are isolated by deleting every row after each one: the code under test
 commits for real (and the concurrency tests need real commits).  ``client``
 acts as an admin through an API token; ``anonymous`` has no credentials.
@@ -14,19 +15,16 @@ import os
 os.environ.setdefault("XACLAB_REGISTRATION_TOKEN", "test-registration-token-0123456789")
 os.environ.setdefault("XACLAB_ENV", "test")
 
-import secrets
-import socket
-import subprocess
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
-import psycopg
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select
-from sqlalchemy.engine import make_url
+from xaclab_testsupport import PgDatabases as PgDatabases
+from xaclab_testsupport import free_port as free_port
+from xaclab_testsupport.fixtures import pg_databases as pg_databases
+from xaclab_testsupport.fixtures import pg_server_url as pg_server_url
 
 from xaclab_server.app import create_app
 from xaclab_server.core.config import Settings
@@ -48,68 +46,7 @@ from xaclab_server.models import (
 )
 from xaclab_server.services import accounts
 
-REPO = Path(__file__).resolve().parents[2]
-PG_CLUSTER = REPO / "scripts" / "pg-cluster.sh"
 REGISTRATION_TOKEN = os.environ["XACLAB_REGISTRATION_TOKEN"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="session")
-def pg_server_url() -> Iterator[str]:
-    """The URL of a PostgreSQL server's maintenance database (``postgres``)."""
-    given = os.environ.get("XACLAB_TEST_PG_URL")
-    if given:
-        yield given
-        return
-    base = Path(tempfile.mkdtemp(prefix="xaclab-server-pg-"))
-    base.chmod(0o755)
-    cluster = base / "cluster"
-    port = free_port()
-    subprocess.run([str(PG_CLUSTER), "start", str(cluster), str(port)], check=True)
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run([str(PG_CLUSTER), "stop", str(cluster)], check=False)
-        subprocess.run(["rm", "-rf", str(base)], check=False)
-
-
-def _libpq(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-class PgDatabases:
-    """Creates fresh databases on the test server and drops them all at the end."""
-
-    def __init__(self, server_url: str) -> None:
-        self.server_url = server_url
-        self.created: list[str] = []
-
-    def create(self) -> str:
-        name = f"xaclab_test_{secrets.token_hex(6)}"
-        with psycopg.connect(_libpq(self.server_url), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        self.created.append(name)
-        return make_url(self.server_url).set(database=name).render_as_string(hide_password=False)
-
-    def drop_all(self) -> None:
-        with psycopg.connect(_libpq(self.server_url), autocommit=True) as conn:
-            for name in self.created:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(scope="session")
-def pg_databases(pg_server_url: str) -> Iterator[PgDatabases]:
-    databases = PgDatabases(pg_server_url)
-    try:
-        yield databases
-    finally:
-        databases.drop_all()
 
 
 @pytest.fixture(scope="session")

@@ -3,25 +3,23 @@
 The script runs the way the postgres image runs it on a fresh volume: with
 POSTGRES_USER (a superuser there, and the owner of the tables the server
 makes) and POSTGRES_DB in the environment and the password in a secret file,
-here against a private cluster from scripts/pg-cluster.sh whose TCP logins
+here against a private cluster (xaclab_testsupport's PgCluster) whose TCP logins
 need a password.  No Docker engine is involved.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg import errors
+from xaclab_testsupport import REPO as TOP
+from xaclab_testsupport import PgCluster
 
-TOP = Path(__file__).resolve().parents[2]
 SCRIPT = TOP / "docker" / "postgres-init" / "10-grafana-reader.sh"
 SQL = TOP / "playbooks" / "roles" / "xaclab_server" / "files" / "grafana-reader.sql"
 HBA = """\
@@ -30,30 +28,15 @@ host all all 127.0.0.1/32 scram-sha-256
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[tuple[Path, int]]:
-    base = Path(tempfile.mkdtemp(prefix="xaclab-postgres-init-"))
-    base.chmod(0o755)  # the postgres user must reach the cluster's directory
-    directory, port = base / "cluster", _free_port()
-    pg_cluster = TOP / "scripts" / "pg-cluster.sh"
-    subprocess.run([str(pg_cluster), "start", str(directory), str(port)], check=True)
-    try:
-        (directory / "data" / "pg_hba.conf").write_text(HBA)
-        with psycopg.connect(host=str(directory), port=port, user="postgres", autocommit=True) as conn:
-            conn.execute("SELECT pg_reload_conf()")
+    with PgCluster(prefix="xaclab-postgres-init-") as pg:
+        pg.write_hba(HBA)
+        with pg.connect_socket() as conn:
             # As the image makes them: POSTGRES_USER is a superuser owning POSTGRES_DB.
             conn.execute("CREATE ROLE xaclab SUPERUSER LOGIN")
             conn.execute("CREATE DATABASE xaclab OWNER xaclab")
-        yield directory, port
-    finally:
-        subprocess.run([str(pg_cluster), "stop", str(directory)], check=False)
-        shutil.rmtree(base, ignore_errors=True)
+        yield pg.dir, pg.port
 
 
 def test_the_init_script_makes_a_read_only_login(cluster: tuple[Path, int], tmp_path: Path) -> None:

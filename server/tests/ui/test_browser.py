@@ -5,11 +5,7 @@ the run form, then claims the job, uploads generated results, finishes it,
 and expects the run page to show the outcome and draw the chart by itself.
 """
 
-import os
 import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import ConsoleMessage, Error, Page, Request, expect, sync_playwright
+from xaclab_testsupport import ServerProcess
 
-from tests.conftest import REGISTRATION_TOKEN, free_port
+from tests.conftest import REGISTRATION_TOKEN
 from tests.helpers import AGENT, claim, page_touch_results, register, upload
 
 CHROMIUM = "/usr/bin/chromium"
@@ -37,47 +34,12 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("XACLAB_")}
-    env.update(
-        XACLAB_REGISTRATION_TOKEN=REGISTRATION_TOKEN,
-        XACLAB_ENV="test",
-        XACLAB_DATA_DIR=str(tmp_path),
+    running = ServerProcess(
+        tmp_path, registration_token=REGISTRATION_TOKEN, env={"XACLAB_ENV": "test"}
     )
-    subprocess.run(
-        [sys.executable, "-m", "xaclab_server.cli", "create-admin", "--username", "browser"],
-        env={**env, "XACLAB_ADMIN_PASSWORD": ADMIN_PASSWORD},
-        check=True,
-        capture_output=True,
-    )
-    log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "xaclab_server.cli", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((tmp_path / "server.log").read_text())
-            time.sleep(0.2)
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+    running.create_admin("browser", password=ADMIN_PASSWORD, api_token=None)
+    with running:
+        yield running.base_url
 
 
 def test_run_form_to_chart(server: str) -> None:
