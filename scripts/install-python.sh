@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv with the server, the agent and the development tools.
+# Create .venv with the contracts, the server, the agent and the development tools.
 # Re-runs only when a pyproject.toml or requirements file changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,12 +10,13 @@ stamp="$venv/.xaclab-stamp"
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
-want=$(cat "$here/server/pyproject.toml" "$here/agent/pyproject.toml" \
+want=$(cat "$here/contracts/pyproject.toml" "$here/server/pyproject.toml" "$here/agent/pyproject.toml" \
            "$here/requirements-dev.txt" 2>/dev/null | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 "$venv/bin/pip" install -q --upgrade pip
-"$venv/bin/pip" install -q -e "$here/server" -e "$here/agent" -r "$here/requirements-dev.txt"
+"$venv/bin/pip" install -q -e "$here/contracts" -e "$here/server" -e "$here/agent" \
+  -r "$here/requirements-dev.txt"
 echo "$want" > "$stamp"

@@ -42,6 +42,7 @@ pytest_in() {
   local dir=$1; shift
   (cd "$dir" && "$v/pytest" -q -p no:cacheprovider "$@")
 }
+run contracts-tests pytest_in contracts
 run server-tests pytest_in server
 run agent-tests pytest_in . agent/tests
 run dashboards-tests pytest_in . dashboards/tests
