@@ -1,14 +1,13 @@
 # The xaclab server.  Build from the repository root (docker-compose.yml does):
 #   docker build -f docker/server.Dockerfile .
-# The package's suites/ and result-format.schema.json are symlinks into
-# libxac/suites and docs/, so those are copied to the same relative places.
+# The server depends on xaclab-contracts (contracts/: the suites, the result
+# schema, the thesis's figures), installed from the copied source alongside.
 FROM python:3.11-slim-bookworm AS build
 WORKDIR /src
-COPY docs/result-format.schema.json docs/
-COPY libxac/suites/ libxac/suites/
+COPY contracts/ contracts/
 COPY server/ server/
 RUN python -m venv /opt/xaclab \
- && /opt/xaclab/bin/pip install --no-cache-dir /src/server
+ && /opt/xaclab/bin/pip install --no-cache-dir /src/contracts /src/server
 
 FROM python:3.11-slim-bookworm
 RUN useradd --system --uid 10001 --home-dir /var/lib/xaclab --create-home xaclab

@@ -131,6 +131,7 @@ def _configure(root: Path) -> None:
 
 def wheelhouse_path(repo: Path) -> Path:
     requirements = [
+        (repo / "contracts" / "pyproject.toml").read_text(),
         (repo / "agent" / "pyproject.toml").read_text(),
         (repo / "server" / "pyproject.toml").read_text(),
         *BUILD_REQUIREMENTS,
@@ -140,7 +141,8 @@ def wheelhouse_path(repo: Path) -> Path:
 
 
 def build_wheelhouse(repo: Path, python: str = sys.executable) -> Path:
-    """Wheels for the agent's and the server's dependencies, from PyPI on first use.
+    """Wheels for the agent's, the server's and the contracts' dependencies, from PyPI on
+    first use.
 
     The hosts run the same Debian 12 and Python 3.11 as this machine, so the
     wheels pip picks here install there.
@@ -161,6 +163,8 @@ def build_wheelhouse(repo: Path, python: str = sys.executable) -> Path:
             "--quiet",
             "--wheel-dir",
             str(partial),
+            # contracts first: the agent and the server depend on it, and it is on no index.
+            str(repo / "contracts"),
             str(repo / "agent"),
             str(repo / "server"),
         ],

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv with the server, the agent, the tests' process helpers
-# (testsupport/) and the development tools.
+# Create .venv with the contracts, the server, the agent, the tests' process
+# helpers (testsupport/) and the development tools.
 # Re-runs only when a pyproject.toml or requirements file changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +11,7 @@ stamp="$venv/.xaclab-stamp"
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
-want=$(cat "$here/server/pyproject.toml" "$here/agent/pyproject.toml" \
+want=$(cat "$here/contracts/pyproject.toml" "$here/server/pyproject.toml" "$here/agent/pyproject.toml" \
            "$here/testsupport/pyproject.toml" \
            "$here/requirements-dev.txt" 2>/dev/null | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
@@ -19,7 +19,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 "$venv/bin/pip" install -q --upgrade pip
-"$venv/bin/pip" install -q -e "$here/server" -e "$here/agent" \
+"$venv/bin/pip" install -q -e "$here/contracts" -e "$here/server" -e "$here/agent" \
   -e "$here/testsupport" \
   -r "$here/requirements-dev.txt"
 echo "$want" > "$stamp"

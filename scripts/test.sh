@@ -43,6 +43,7 @@ pytest_in() {
   local dir=$1; shift
   (cd "$dir" && "$v/pytest" -q -p no:cacheprovider "$@")
 }
+run contracts-tests pytest_in contracts
 run testsupport-tests pytest_in . testsupport/tests
 run server-tests pytest_in server
 run agent-tests pytest_in . agent/tests

@@ -63,7 +63,7 @@ def test_once_without_a_job(lab: Any, server: Any, tmp_path: Path) -> None:
         ({"access": "$(id)"}, "not allowed"),
         ({"access": "../../etc/passwd"}, "not allowed"),
         ({"repetitions": 0}, "outside"),
-        ({"nope": 1}, "not declared"),
+        ({"nope": 1}, "does not declare"),
     ],
 )
 def test_refused_job_is_failed_and_runs_nothing(

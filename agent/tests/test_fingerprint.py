@@ -4,7 +4,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from xaclab_agent.fingerprint import collect_fingerprint, cpu_info, fingerprint_hash, libxac_info
+from xaclab_contracts.fingerprint import fingerprint_hash
+
+from xaclab_agent.fingerprint import collect_fingerprint, cpu_info, libxac_info
 
 
 def test_fingerprint_is_json_and_fits_in_env() -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from xaclab_contracts.suites import load_suite
 
 from xaclab_agent.errors import ParamError, SuiteError
 from xaclab_agent.progress import Progress
 from xaclab_agent.runner import run_job
-from xaclab_agent.suites import load_suite
 
 ENV = {"hostname": "test", "fingerprint_hash": "sha256:0"}
 

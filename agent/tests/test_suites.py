@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from xaclab_contracts.suites import list_suites, load_suite, parse_suite
 
 from xaclab_agent.errors import ParamError, SuiteError
-from xaclab_agent.suites import list_suites, load_suite, parse_suite
 
 HOSTILE = ["; rm -rf /", "$(id)", "`id`", "../../etc/passwd", "read && id", "read|id", "-rf", ""]
 
@@ -83,8 +83,8 @@ def test_unknown_profile(suites_dir: Path) -> None:
         ({"advisory": 1}, "true or false"),
         ({"access": "append"}, "one of"),
         ({"access": 1}, "one of"),
-        ({"; rm -rf /": 1}, "not declared"),
-        ({"dir": "/tmp"}, "not declared"),
+        ({"; rm -rf /": 1}, "does not declare"),
+        ({"dir": "/tmp"}, "does not declare"),
     ],
 )
 def test_invalid_params_are_refused(params: dict[str, Any], reason: str, suites_dir: Path) -> None:
@@ -137,7 +137,7 @@ def test_bad_declarations_are_refused(change: dict[str, Any], suites_dir: Path) 
     raw = json.loads((suites_dir / "fake.json").read_text())
     raw.update(change)
     with pytest.raises(SuiteError):
-        parse_suite(raw, expected_name="fake")
+        parse_suite(raw, source=suites_dir / "fake.json")
 
 
 def test_concurrency_params_reach_only_their_programs() -> None:
@@ -188,7 +188,7 @@ def test_a_program_list_must_name_programs_of_the_suite(suites_dir: Path) -> Non
     raw = json.loads((suites_dir / "fake.json").read_text())
     raw["programs"] = ["fake_bench", "other_bench"]
     raw["params"]["repetitions"]["programs"] = ["other_bench"]
-    suite = parse_suite(raw, expected_name="fake")
+    suite = parse_suite(raw, source=suites_dir / "fake.json")
     assert suite.argv("fake_bench", "full", {"repetitions": 3}, Path("/b")) == ["/b/fake_bench"]
     assert suite.argv("other_bench", "full", {"repetitions": 3}, Path("/b")) == [
         "/b/other_bench",
@@ -198,4 +198,4 @@ def test_a_program_list_must_name_programs_of_the_suite(suites_dir: Path) -> Non
     for bad in (["missing_bench"], [], "fake_bench", ["fake_bench", "fake_bench"], [["x"]]):
         raw["params"]["repetitions"]["programs"] = bad
         with pytest.raises(SuiteError, match="'programs' must be a non-empty list"):
-            parse_suite(raw, expected_name="fake")
+            parse_suite(raw, source=suites_dir / "fake.json")

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from xaclab_contracts.suites import load_suite
+
 from xaclab_agent.client import AgentClient
 from xaclab_agent.config import Config, load_config, secret_from_env
 from xaclab_agent.daemon import Daemon
@@ -37,7 +39,6 @@ from xaclab_agent.hygiene import HygieneError
 from xaclab_agent.jobrun import JobHooks, execute_job, recover
 from xaclab_agent.localview import LocalView
 from xaclab_agent.state import Registration, load_registration, save_registration
-from xaclab_agent.suites import load_suite
 from xaclab_agent.writecache import WriteCacheError
 
 MACHINE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")

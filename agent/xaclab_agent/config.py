@@ -11,7 +11,7 @@ name                this machine's name on the server (default: host name)
 state_dir           agent token, registration and spool
 bin_dir             the libxac benchmark programs
 work_dir            parent of each job's working directory (the filesystem under test)
-suites_dir          suite declarations (default: the ones shipped in the package)
+suites_dir          suite declarations (default: the ones xaclab-contracts ships)
 claim_wait          long-poll wait in seconds, 0-60
 progress_interval   minimum seconds between two progress messages
 job_timeout         seconds before a job is stopped, 0 = no limit
@@ -39,6 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
+
+from xaclab_contracts import secret_env
 
 from xaclab_agent.errors import ConfigError
 
@@ -118,26 +120,11 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
 
 
 def secret_from_env(name: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The variable ``name``, else the content of the file ``name_FILE`` names.
-
-    None when neither is set (empty counts as unset); the file's trailing
-    newlines are dropped.  Both set, or a file that cannot be read or holds
-    nothing, is a ConfigError.
-    """
-    env = os.environ if env is None else env
-    path = env.get(f"{name}_FILE")
-    if not path:
-        return env.get(name) or None
-    if env.get(name):
-        raise ConfigError(f"{name} and {name}_FILE are both set; set only one of them")
+    """:func:`xaclab_contracts.secret_env.secret_from_env`, its refusals as ConfigError."""
     try:
-        value = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"{name}_FILE: cannot read {path}: {reason}") from None
-    if not value:
-        raise ConfigError(f"{name}_FILE: {path} is empty")
-    return value
+        return secret_env.secret_from_env(name, env)
+    except secret_env.SecretFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _coerce(values: dict[str, Any]) -> dict[str, Any]:

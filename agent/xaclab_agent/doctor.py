@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
+from xaclab_contracts.suites import list_suites, load_suite
 
 from xaclab_agent.blockdev import storage_for
 from xaclab_agent.client import API_PREFIX
 from xaclab_agent.config import Config
 from xaclab_agent.errors import ConfigError
 from xaclab_agent.state import load_registration
-from xaclab_agent.suites import list_suites, load_suite
 from xaclab_agent.writecache import JOURNAL_NAME
 
 LIBRARIES = {"Berkeley DB": ("libdb-", "bdb_insert"), "LMDB": ("liblmdb", "lmdb_insert")}

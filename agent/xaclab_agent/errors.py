@@ -1,6 +1,25 @@
-"""The agent's exceptions; the hierarchy is documented in the package docstring."""
+"""The agent's exceptions; the hierarchy is documented in the package docstring.
+
+SuiteError and ParamError are xaclab_contracts' (the suite parser is shared
+with the server); the agent re-exports them.
+"""
 
 from __future__ import annotations
+
+from xaclab_contracts.suites import ParamError, SuiteError
+
+__all__ = [
+    "AgentError",
+    "AuthenticationError",
+    "ConfigError",
+    "ConflictError",
+    "ParamError",
+    "ProtocolError",
+    "RequestRejected",
+    "ResultError",
+    "SuiteError",
+    "UnavailableError",
+]
 
 
 class AgentError(Exception):
@@ -9,14 +28,6 @@ class AgentError(Exception):
 
 class ConfigError(AgentError):
     """The configuration file, an environment variable or the state dir is unusable."""
-
-
-class SuiteError(AgentError):
-    """An unknown suite or profile, or a suite declaration the agent cannot use."""
-
-
-class ParamError(SuiteError):
-    """A job parameter was refused: undeclared, wrong type, out of range or unsafe."""
 
 
 class ResultError(AgentError):

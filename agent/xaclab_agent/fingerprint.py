@@ -6,11 +6,12 @@ The fingerprint is a JSON object of sections (``cpu``, ``memory``, ``kernel``,
 the block-device stack resolved down to the disks (model, rotational, I/O
 scheduler, the kernel's and, where a tool answers, the device's write cache).
 
-``fingerprint_hash`` is a SHA-256 over :data:`HASH_FIELDS` only (the
-``identity_fields`` of docs/fingerprint-fields.json, which the server reads too): the fields
-that decide whether two machines' numbers are comparable — CPU model, cores
-and governor, memory, kernel, distribution, filesystem, mount options, disk
-models, rotational and scheduler.  Two machines whose CPUs or disks differ
+``fingerprint_hash`` (:func:`xaclab_contracts.fingerprint.fingerprint_hash`, the
+function the server hashes with) is a SHA-256 over the ``identity_fields`` of
+contracts/fingerprint-fields.json only: the fields that decide whether two
+machines' numbers are comparable — CPU model, cores and governor, memory,
+kernel, distribution, filesystem, mount options, disk models, rotational and
+scheduler.  Two machines whose CPUs or disks differ
 never share a hash.  Left out on purpose: the host name (renaming a machine
 must not split its history), the library build (results carry it), the
 write-cache state (a factor each result records) and anything volatile
@@ -19,34 +20,21 @@ write-cache state (a factor each result records) and anything volatile
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
 import socket
 import subprocess
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from xaclab_contracts.fingerprint import fingerprint_hash
 
 from xaclab_agent.blockdev import storage_for
 from xaclab_agent.writecache import device_state
 
 FINGERPRINT_VERSION = 2
 AGENT_VERSION = "0.1.0"
-
-
-def _field_lists() -> dict[str, Any]:
-    """docs/fingerprint-fields.json, shared with the server so both hash alike."""
-    text = resources.files("xaclab_agent").joinpath("fingerprint-fields.json").read_text("utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
-
-
-HASH_FIELDS: tuple[tuple[str, ...], ...] = tuple(
-    tuple(path) for path in _field_lists()["identity_fields"]
-)
 CPUFREQ = Path("/sys/devices/system/cpu")
 
 
@@ -217,17 +205,6 @@ PROBES: dict[str, Probe] = {
     "libxac": libxac_info,
     "agent": lambda _: {"version": AGENT_VERSION},
 }
-
-
-def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
-    picked: dict[str, Any] = {}
-    for path in HASH_FIELDS:
-        value: Any = fingerprint
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        picked[".".join(path)] = value
-    canonical = json.dumps(picked, sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def collect_fingerprint(

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from xaclab_contracts.suites import load_suite
+
 from xaclab_agent.children import ChildRecord
 from xaclab_agent.config import Config
 from xaclab_agent.factors import Factors, split_factors
@@ -22,7 +24,6 @@ from xaclab_agent.fingerprint import with_storage
 from xaclab_agent.hygiene import drop_caches
 from xaclab_agent.progress import Progress
 from xaclab_agent.runner import RunOutcome, plan_job, run_job
-from xaclab_agent.suites import load_suite
 from xaclab_agent.writecache import WriteCacheControl
 
 log = logging.getLogger(__name__)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+from xaclab_contracts.results import ResultFormatError, check_result
 
 from xaclab_agent.errors import ResultError
-from xaclab_agent.histogram import check_histogram
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_RESULTS_PER_UPLOAD = 1000
@@ -18,16 +15,13 @@ MAX_UPLOAD_BYTES = 32 * 1024 * 1024
 MAX_PARAMS = 32
 
 
-@lru_cache(maxsize=1)
-def _validator() -> Draft202012Validator:
-    text = resources.files("xaclab_agent").joinpath("result-format.schema.json").read_text("utf-8")
-    schema = json.loads(text)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=FormatChecker())
-
-
 def parse_result_line(line: bytes | str) -> dict[str, Any]:
-    """Parse and validate one stdout line; the program must not set ``env`` itself."""
+    """Parse and validate one stdout line; the program must not set ``env`` itself.
+
+    The checks are the server's (:func:`xaclab_contracts.results.check_result`),
+    so a bad line is reported here, in the job's log, and the job's other
+    results still upload.
+    """
     if len(line) > MAX_LINE_BYTES:
         raise ResultError(f"line is longer than {MAX_LINE_BYTES} bytes")
     try:
@@ -38,18 +32,10 @@ def parse_result_line(line: bytes | str) -> dict[str, Any]:
         raise ResultError(f"not a JSON object: {_excerpt(line)}")
     if "env" in value:
         raise ResultError("a benchmark program must not set 'env'; the agent adds it")
-    if ("samples" in value) == ("histogram" in value):
-        raise ResultError(
-            "not a valid version-1 result at (top level): a result carries either 'samples' or "
-            "(above 100,000 samples) 'histogram'"
-        )
-    errors = sorted(_validator().iter_errors(value), key=lambda e: list(e.absolute_path))
-    if errors:
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "(top level)"
-        raise ResultError(f"not a valid version-1 result at {where}: {first.message[:300]}")
-    if "histogram" in value:
-        check_histogram(value["histogram"])
+    try:
+        check_result(value)
+    except ResultFormatError as exc:
+        raise ResultError(f"not a valid version-1 result: it {exc.sentence()[:400]}") from None
     return value
 
 

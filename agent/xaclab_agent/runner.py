@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from xaclab_contracts.suites import Suite
+
 from xaclab_agent.errors import ResultError, SuiteError
 from xaclab_agent.hygiene import is_noisy, load_snapshot
 from xaclab_agent.progress import Progress, parse_progress_line
 from xaclab_agent.results import MAX_LINE_BYTES, MAX_PARAMS, parse_result_line, with_env
-from xaclab_agent.suites import Suite
 
 MAX_MESSAGE = 2000
 STDERR_TAIL = 20

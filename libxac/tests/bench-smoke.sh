@@ -7,7 +7,7 @@
 #
 # For each program: --quick into a fresh temporary directory (--dir) exits
 # 0 and prints at least one line on stdout, every stdout line validates
-# against docs/result-format.schema.json (python with jsonschema) and has
+# against contracts/result-format.schema.json (python with jsonschema) and has
 # the expected suite and sut; a bad option exits 2 with nothing on stdout;
 # --help exits 0; a suite-wide option that does not apply (a baseline given
 # one LIBXAC tree, tree_blocks given --procs 2) exits 0 with nothing on
@@ -15,7 +15,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=${BIN:-$here/../bin}
 PYTHON=${PYTHON:-python3}
-SCHEMA=${SCHEMA:-$here/../../docs/result-format.schema.json}
+SCHEMA=${SCHEMA:-$here/../../contracts/result-format.schema.json}
 
 if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
     echo "bench-smoke: $PYTHON has no jsonschema module (set PYTHON to the repo .venv python)" >&2

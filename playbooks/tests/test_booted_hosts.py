@@ -65,7 +65,7 @@ def snapshot_sources(root: Path) -> Path:
                 "libxac",
                 "agent",
                 "server",
-                "docs",
+                "contracts",
             ],
             capture_output=True,
             check=True,
@@ -86,11 +86,10 @@ def snapshot_sources(root: Path) -> Path:
         symlinks=True,
         ignore=shutil.ignore_patterns(*common, "node_modules", "tests"),
     )
-    (snap / "docs").mkdir()
-    # The packages link their data files (result schema, fingerprint fields, thesis
-    # figures) from docs/.
-    for data in (REPO / "docs").glob("*.json"):
-        shutil.copy2(data, snap / "docs")
+    # The agent and the server depend on xaclab-contracts (the suites, the schemas).
+    shutil.copytree(
+        REPO / "contracts", snap / "contracts", ignore=shutil.ignore_patterns(*common, "build", "tests")
+    )
     return snap
 
 
@@ -129,6 +128,8 @@ def provision(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
         "xaclab_libxac_git_revision": revision,
         "xaclab_agent_source_dir": str(snap / "agent"),
         "xaclab_server_source_dir": str(snap / "server"),
+        "xaclab_agent_contracts_source_dir": str(snap / "contracts"),
+        "xaclab_server_contracts_source_dir": str(snap / "contracts"),
         "xaclab_server_registration_token": token,
         "xaclab_agent_registration_token": token,
         "xaclab_agent_server_url": server_url,

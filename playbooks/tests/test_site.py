@@ -90,11 +90,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "__pycache__", "*.egg-info", ".venv", ".pytest_cache", ".mypy_cache", ".ruff_cache"
         ),
     )
-    (snapshot / "docs").mkdir()
-    # The packages link their data files (result schema, fingerprint fields, thesis
-    # figures) from docs/.
-    for data in (REPO / "docs").glob("*.json"):
-        shutil.copy2(data, snapshot / "docs")
+    # The agent depends on xaclab-contracts (the suites, the schemas).
+    shutil.copytree(
+        REPO / "contracts",
+        snapshot / "contracts",
+        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "tests", ".*_cache"),
+    )
     revision = (
         subprocess.run(
             ["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
@@ -110,6 +111,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "xaclab_libxac_source_dir": str(snapshot / "libxac"),
         "xaclab_libxac_git_revision": revision,
         "xaclab_agent_source_dir": str(snapshot / "agent"),
+        "xaclab_agent_contracts_source_dir": str(snapshot / "contracts"),
         "xaclab_libxac_prefix": str(paths["prefix"]),
         "xaclab_libxac_build_dir": str(paths["build"]),
         "xaclab_libxac_run_ldconfig": False,

@@ -39,9 +39,7 @@ def make_results(count: int, samples: int, seed: int) -> list[dict[str, object]]
 
 
 def db_layer(url: str, job_id: int, uploads: int, count: int, samples: int) -> None:
-    from xaclab_server.core.paths import PACKAGE_DIR
-
-    validator = load_validator(PACKAGE_DIR / "result-format.schema.json")
+    validator = load_validator()
     engine = make_engine(url)
     factory = make_sessionmaker(engine)
     batches = [make_results(count, samples, seed) for seed in range(uploads)]

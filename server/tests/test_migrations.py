@@ -6,13 +6,13 @@ from pathlib import Path
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
+from xaclab_contracts.fingerprint import fingerprint_hash
 
 from alembic import command
 from tests.conftest import PgDatabases
 from xaclab_server.core.db import make_engine
 from xaclab_server.core.migrations import alembic_config, upgrade_head
 from xaclab_server.models import Base
-from xaclab_server.services.machines import fingerprint_hash
 
 TABLES = {
     "machines",

@@ -77,7 +77,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = factory
     app.state.suites = suite_declarations
-    app.state.result_validator = load_validator(settings.result_schema_path)
+    app.state.result_validator = load_validator(
+        settings.result_schema_path, suites=suite_declarations
+    )
     app.state.notifier = notifier
     app.state.thesis_figures = load_report_figures()
 

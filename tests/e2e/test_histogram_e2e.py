@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import psycopg
+from xaclab_contracts.files import SUITES_DIR
 
 from tests.conftest import TOP, VENV_BIN, Server, libpq
 
@@ -40,8 +41,9 @@ def agent_env(server: Server, state: Path, suites: Path) -> dict[str, str]:
 
 
 def timer_only_storage_suite(directory: Path) -> Path:
-    declaration = json.loads((TOP / "libxac" / "suites" / "storage.json").read_text())
+    declaration = json.loads((SUITES_DIR / "storage.json").read_text())
     declaration["programs"] = ["storage_timer"]
+    declaration["sut"] = {"storage_timer": declaration["sut"]["storage_timer"]}
     declaration["profiles"]["quick"] = ["--quick", "--reps", str(REPS)]
     directory.mkdir()
     (directory / "storage.json").write_text(json.dumps(declaration))

@@ -41,7 +41,7 @@ def test_page_touch_run_end_to_end(server: Server, tmp_path: Path) -> None:
     machines = httpx.get(f"{server.base}/api/v1/machines").json()
     machine = next(m for m in machines if m["name"] == "e2e-lab-01")
     # The server's comparability hash is the one the real agent computes for
-    # this machine (both read docs/fingerprint-fields.json).
+    # this machine (both read contracts/fingerprint-fields.json).
     printed = subprocess.run(
         [str(VENV_BIN / "xaclab-agent"), "fingerprint"],
         env=env,

@@ -1,6 +1,6 @@
 """Every suite's quick profile, run for real through the agent's local mode.
 
-Each stdout line must be a valid result (docs/result-format.schema.json)
+Each stdout line must be a valid result (contracts/result-format.schema.json)
 that belongs to the suite, with the agent's fingerprint attached.
 """
 
@@ -13,11 +13,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from xaclab_contracts.files import RESULT_SCHEMA, SUITES_DIR
 
 from tests.conftest import TOP, VENV_BIN
 
-SUITES = sorted(p.stem for p in (TOP / "libxac" / "suites").glob("*.json"))
-SCHEMA = json.loads((TOP / "docs" / "result-format.schema.json").read_text())
+SUITES = sorted(p.stem for p in SUITES_DIR.glob("*.json"))
+SCHEMA = json.loads(RESULT_SCHEMA.read_text())
 
 
 def test_every_suite_file_is_found() -> None:

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from xaclab_contracts.files import RESULT_SCHEMA
 
 from tests.conftest import TOP, VENV_BIN
 
-SCHEMA = json.loads((TOP / "docs" / "result-format.schema.json").read_text())
+SCHEMA = json.loads(RESULT_SCHEMA.read_text())
 SKIPPED = "measures nothing here"
 
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from xaclab_contracts.fingerprint import fingerprint_hash
 
 from alembic import op
-from xaclab_server.services.machines import fingerprint_hash
 
 revision: str = "0006"
 down_revision: str | None = "0005"

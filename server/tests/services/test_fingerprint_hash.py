@@ -4,11 +4,7 @@ import hashlib
 import json
 from typing import Any
 
-from xaclab_server.services.machines import (
-    HARDWARE_FIELDS,
-    IDENTITY_FIELDS,
-    fingerprint_hash,
-)
+from xaclab_contracts.fingerprint import HARDWARE_FIELDS, IDENTITY_FIELDS, fingerprint_hash
 
 FINGERPRINT: dict[str, Any] = {
     "fingerprint_version": 2,

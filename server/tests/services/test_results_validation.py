@@ -6,14 +6,15 @@ from typing import Any, cast
 import numpy as np
 import pytest
 from jsonschema.exceptions import best_match
+from xaclab_contracts.files import RESULT_SCHEMA
+from xaclab_contracts.suites import load_suites
 
 from tests.helpers import histogram_record, page_touch_results, result_record
-from xaclab_server.core.paths import PACKAGE_DIR
 from xaclab_server.models import Job
 from xaclab_server.services.histogram import Histogram, from_samples
 from xaclab_server.services.results import ResultError, check_results, load_validator
 
-VALIDATOR = load_validator(PACKAGE_DIR / "result-format.schema.json")
+VALIDATOR = load_validator(RESULT_SCHEMA)
 JOB = cast(Job, SimpleNamespace(id=7, suite="page-touch"))
 
 
@@ -80,7 +81,7 @@ def test_samples_come_back_as_float64_arrays() -> None:
 
 
 def test_a_schema_with_other_sample_rules_is_refused(tmp_path: Path) -> None:
-    schema = json.loads((PACKAGE_DIR / "result-format.schema.json").read_text())
+    schema = json.loads(RESULT_SCHEMA.read_text())
     schema["properties"]["samples"]["uniqueItems"] = True
     path = tmp_path / "schema.json"
     path.write_text(json.dumps(schema))
@@ -156,9 +157,23 @@ def test_bad_histograms_are_refused_with_where_and_why(result: Any, words: str) 
 
 
 def test_a_schema_with_other_histogram_bounds_is_refused(tmp_path: Path) -> None:
-    schema = json.loads((PACKAGE_DIR / "result-format.schema.json").read_text())
+    schema = json.loads(RESULT_SCHEMA.read_text())
     schema["properties"]["histogram"]["properties"]["buckets"]["maxItems"] = 10**6
     path = tmp_path / "schema.json"
     path.write_text(json.dumps(schema))
     with pytest.raises(ValueError, match="histogram's bounds"):
         load_validator(path)
+
+
+def test_a_system_its_suite_does_not_declare_is_refused() -> None:
+    """page_touch measures libxac and os (contracts/suites/page-touch.json), not bdb."""
+    with_suites = load_validator(RESULT_SCHEMA, suites=load_suites())
+    check_results(validator=with_suites, results=list(page_touch_results()), job=JOB)
+    foreign = result_record(sut="bdb")
+    with pytest.raises(ResultError, match="Result 1") as caught:
+        check_results(validator=with_suites, results=[result_record(), foreign], job=JOB)
+    assert "at sut: system 'bdb' is not one that suite 'page-touch' declares (libxac, os)" in (
+        str(caught.value)
+    )
+    # The result schema itself names no systems: a new one is a line in a suite file.
+    check_results(validator=VALIDATOR, results=[foreign], job=JOB)

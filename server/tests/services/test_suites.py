@@ -3,7 +3,6 @@ from typing import Any
 
 import pytest
 
-from xaclab_server.core.paths import PACKAGE_DIR
 from xaclab_server.services.suites import (
     ParamDecl,
     ParamError,
@@ -19,12 +18,12 @@ from xaclab_server.services.suites import (
 
 @pytest.fixture(scope="module")
 def suites() -> dict[str, Suite]:
-    return load_suites(PACKAGE_DIR / "suites")
+    return load_suites()
 
 
 def test_the_repository_suites_load(suites: dict[str, Suite]) -> None:
     page_touch = suites["page-touch"]
-    assert page_touch.profiles == ("quick", "full")
+    assert tuple(page_touch.profiles) == ("quick", "full")
     assert page_touch.params["max_pages"].max == 1024
 
 
@@ -87,7 +86,7 @@ def test_form_values_are_coerced_by_type() -> None:
 def test_malformed_declarations_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SuiteError, match="equal the file name"):
         parse_suite({"name": "other", "profiles": {"quick": []}}, source=tmp_path / "x.json")
-    with pytest.raises(SuiteError, match="needs a type"):
+    with pytest.raises(SuiteError, match="at params/p"):
         parse_suite(
             {
                 "name": "x",
@@ -117,16 +116,19 @@ def test_concurrency_params_name_their_programs(suites: dict[str, Suite]) -> Non
     )
 
 
+P = {"type": "integer", "flag": "--p"}
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
     [
         ({"programs": "a"}, "'programs' must be a non-empty list of program names"),
         ({"programs": []}, "'programs' must be a non-empty list of program names"),
-        ({"params": {"p": {"type": "integer", "programs": ["c"]}}}, "programs of the suite"),
-        ({"params": {"p": {"type": "integer", "programs": []}}}, "non-empty list"),
-        ({"params": {"p": {"type": "integer", "programs": ["a", "a"]}}}, "distinct"),
-        ({"params": {"p": {"type": "integer", "programs": "a"}}}, "non-empty list"),
-        ({"params": {"p": {"type": "integer", "programs": [["a"]]}}}, "programs of the suite"),
+        ({"params": {"p": {**P, "programs": ["c"]}}}, "programs of the suite"),
+        ({"params": {"p": {**P, "programs": []}}}, "non-empty list"),
+        ({"params": {"p": {**P, "programs": ["a", "a"]}}}, "distinct"),
+        ({"params": {"p": {**P, "programs": "a"}}}, "non-empty list"),
+        ({"params": {"p": {**P, "programs": [["a"]]}}}, "programs of the suite"),
     ],
 )
 def test_bad_program_lists_are_refused(change: dict[str, Any], words: str, tmp_path: Path) -> None:

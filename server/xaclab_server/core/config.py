@@ -9,11 +9,11 @@ Each secret may instead come from a file, as container secrets do: when
 trailing newline (``SECRET_SETTINGS``; ``XACLAB_ADMIN_PASSWORD`` of
 ``create-admin`` too).  Setting both ``XACLAB_<NAME>`` and
 ``XACLAB_<NAME>_FILE``, or naming a file that cannot be read or is empty, is
-an error.
+an error (:func:`xaclab_contracts.secret_env.secret_from_env`, which the agent
+uses for its registration token too).
 """
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,8 +21,19 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
+from xaclab_contracts.files import RESULT_SCHEMA, SUITES_DIR
+from xaclab_contracts.secret_env import SecretFileError, secret_from_env
 
-from xaclab_server.core.paths import PACKAGE_DIR
+__all__ = [
+    "MIN_SECRET_LENGTH",
+    "PLACEHOLDER_SECRETS",
+    "SECRET_SETTINGS",
+    "SecretFileError",
+    "Settings",
+    "normalize_database_url",
+    "secret_from_env",
+    "settings",
+]
 
 PLACEHOLDER_SECRETS = frozenset(
     {
@@ -46,33 +57,6 @@ MIN_SECRET_LENGTH = 12
 SECRET_SETTINGS = ("registration_token", "database_url", "database_password")
 
 
-class SecretFileError(ValueError):
-    """A secret's ``_FILE`` variable clashes with the variable itself, or names a bad file."""
-
-
-def secret_from_env(name: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The value of the variable ``name``, else the content of the file ``name_FILE`` names.
-
-    None when neither is set (an empty variable counts as unset).  The file's
-    trailing newlines are dropped.  Raises SecretFileError when both are set,
-    or when the file cannot be read or holds nothing.
-    """
-    environ = os.environ if environ is None else environ
-    path = environ.get(f"{name}_FILE")
-    if not path:
-        return environ.get(name) or None
-    if environ.get(name):
-        raise SecretFileError(f"{name} and {name}_FILE are both set; set only one of them")
-    try:
-        value = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SecretFileError(f"{name}_FILE: cannot read {path}: {reason}") from None
-    if not value:
-        raise SecretFileError(f"{name}_FILE: {path} is empty")
-    return value
-
-
 class Settings(BaseSettings):
     # Errors never print the input: it holds the secrets.
     model_config = SettingsConfigDict(
@@ -87,8 +71,8 @@ class Settings(BaseSettings):
     # the URL can be plain configuration and the password a secret file).
     database_password: SecretStr | None = None
     data_dir: Path = Path(".")
-    suites_dir: Path = PACKAGE_DIR / "suites"
-    result_schema_path: Path = PACKAGE_DIR / "result-format.schema.json"
+    suites_dir: Path = SUITES_DIR
+    result_schema_path: Path = RESULT_SCHEMA
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     # How often this process's shared claim poller (services/notifier.py) asks the
     # database, in one query for every waiting claim, which machines have jobs queued

@@ -1,4 +1,8 @@
-"""Files shipped inside the package (the suites and the schema arrive through symlinks)."""
+"""Files shipped inside the package: templates, static assets, the migrations.
+
+The suites, the result schema and the thesis's figures come from
+xaclab_contracts (:mod:`xaclab_contracts.files`).
+"""
 
 from pathlib import Path
 

@@ -4,14 +4,19 @@ Four kinds (docs/server.md, "Comparisons"):
 
 - ``runs``: any two runs; results match on suite, benchmark, sut, metric and params.
 - ``machines``: the newest run of a suite on each of two machines, only when
-  the machines are comparable: the same :data:`HARDWARE_FIELDS` in their
+  the machines are comparable: the same ``HARDWARE_FIELDS`` in their
   fingerprints (kernel, file system and the like may differ: those are what
   such a comparison is for).
 - ``sut``: LIBXAC against Berkeley DB or LMDB inside one run (or matrix);
-  results match on suite, benchmark, metric and params less
-  :data:`SUT_SPECIFIC_KEYS` (a store's own cache knob), as paired ratios.
+  results match on suite, benchmark, metric and their ``workload`` params, as
+  paired ratios.
 - ``factor``: one factor's two values inside one run or matrix (write cache
   on against off ...); a job's factor values count as the params of its results.
+
+Which params are ``workload``, ``system`` or ``observed`` the suite files say
+(:mod:`xaclab_contracts.roles`): a new knob of a program needs a line in its
+suite file, not a change here.  ``observed`` params (what the kernel allowed)
+are never matched on.
 
 Each pair gets ``stat(B) / stat(A)`` with a seeded bootstrap interval and a
 Mann–Whitney U test on the raw samples (:mod:`.significance`).  Results are
@@ -28,46 +33,25 @@ bucket representatives, values in one bucket counting as ties
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from xaclab_contracts.fingerprint import HARDWARE_FIELDS, dig
+from xaclab_contracts.roles import ParamRoles, shipped_roles
+from xaclab_contracts.suites import Role
 
 from xaclab_server.models import Job, Machine, Result, Run
 from xaclab_server.services import histogram, significance
 from xaclab_server.services.histogram import Histogram
-from xaclab_server.services.machines import HARDWARE_FIELDS, dig
 
-# Params that describe one system rather than the workload: a store's cache
-# knob (LIBXAC's is its working memory and page keeping), a LIBXAC tree's
-# shape, a program's own durability mechanism (the
-# common factor is ``durability``).  A sut comparison matches on the rest and
-# pairs every variant of A (say tree=btree, tree=cobtree) with every variant
-# of B (mode=not_durable, mode=nosync) that ran the same workload.
-SUT_SPECIFIC_KEYS = frozenset(
-    {
-        "cache_mib",
-        "map_mib",
-        "keep_pages",
-        "write_protect",
-        "access_control",
-        "working_mib",
-        "tree",
-        "block_bytes",
-        "advisory",
-        "version",
-        "mode",
-    }
-)
-# Params that record what the machine could do rather than what was asked
-# (LIBXAC's write protection and access control: userfaultfd where the
-# kernel has it, else mprotect).  No comparison matches on them: two machines whose kernels
-# differ are what a machines comparison is for.  (A sut comparison already
-# leaves them out: they are also in SUT_SPECIFIC_KEYS.)
-OBSERVED_KEYS = frozenset({"write_protect", "access_control"})
+# A sut comparison pairs every variant of A (say tree=btree, tree=cobtree) with
+# every variant of B (mode=not_durable, mode=nosync) that ran the same workload:
+# a variant is a result's params with these roles.
+VARIANT_ROLES: frozenset[Role] = frozenset({"system", "observed"})
 CACHE_SIZE = 4096
 Statistic = Literal["median", "mean"]
 
@@ -160,14 +144,16 @@ def _scope(session: Session, *, run_id: int | None, matrix_id: int | None) -> li
     raise ComparisonError("Name the run or the matrix whose results to compare.")
 
 
-def compare_runs(*, session: Session, a: int, b: int, statistic: Statistic) -> Comparison:
+def compare_runs(
+    *, session: Session, a: int, b: int, statistic: Statistic, roles: ParamRoles | None = None
+) -> Comparison:
     for run_id in (a, b):
         if session.get(Run, run_id) is None:
             raise ComparisonError(f"Run {run_id} does not exist.")
     rows_a = [Row(r.result, r.result.params) for r in _rows(session, [Result.run_id == a])]
     rows_b = [Row(r.result, r.result.params) for r in _rows(session, [Result.run_id == b])]
     comparison = Comparison("runs", f"run {a}", f"run {b}", statistic)
-    _pair_up(comparison, rows_a, rows_b, key=_full_key)
+    _pair_up(comparison, rows_a, rows_b, key=_full_key(roles or shipped_roles()))
     return comparison
 
 
@@ -181,7 +167,13 @@ def hardware_differences(a: Machine, b: Machine) -> list[str]:
 
 
 def compare_machines(
-    *, session: Session, a: int, b: int, suite: str, statistic: Statistic
+    *,
+    session: Session,
+    a: int,
+    b: int,
+    suite: str,
+    statistic: Statistic,
+    roles: ParamRoles | None = None,
 ) -> Comparison:
     machines = [session.get(Machine, m) for m in (a, b)]
     for machine_id, machine in zip((a, b), machines, strict=True):
@@ -207,7 +199,9 @@ def compare_machines(
         if run_id is None:
             raise ComparisonError(f"Machine {machine.name} has no {suite} results.")
         runs.append(run_id)
-    comparison = compare_runs(session=session, a=runs[0], b=runs[1], statistic=statistic)
+    comparison = compare_runs(
+        session=session, a=runs[0], b=runs[1], statistic=statistic, roles=roles
+    )
     comparison.kind = "machines"
     comparison.a_label = f"{ma.name} (run {runs[0]})"
     comparison.b_label = f"{mb.name} (run {runs[1]})"
@@ -223,11 +217,13 @@ def compare_suts(
     run_id: int | None,
     matrix_id: int | None,
     statistic: Statistic,
+    roles: ParamRoles | None = None,
 ) -> Comparison:
+    roles = roles or shipped_roles()
     rows = _rows(session, _scope(session, run_id=run_id, matrix_id=matrix_id))
     comparison = Comparison("sut", a, b, statistic)
-    side_a = _variants([r for r in rows if r.result.sut == a])
-    side_b = _variants([r for r in rows if r.result.sut == b])
+    side_a = _variants([r for r in rows if r.result.sut == a], roles)
+    side_b = _variants([r for r in rows if r.result.sut == b], roles)
     comparison.only_a = len(set(side_a) - set(side_b))
     comparison.only_b = len(set(side_b) - set(side_a))
     for workload in sorted(set(side_a) & set(side_b)):
@@ -235,25 +231,30 @@ def compare_suts(
             for variant_b, group_b in sorted(side_b[workload].items()):
                 pair = _pair(group_a, group_b, statistic)
                 labelled = {
-                    **{k: v for k, v in group_a[0].params.items() if k not in SUT_SPECIFIC_KEYS},
+                    **_params_without(group_a[0], roles, VARIANT_ROLES),
                     **{f"{a}.{k}": v for k, v in json.loads(variant_a).items()},
                     **{f"{b}.{k}": v for k, v in json.loads(variant_b).items()},
                 }
                 comparison.pairs.append(replace(pair, params=labelled))
+    told_apart = {k for r in rows if r.result.sut in (a, b) for k in _variant_params(r, roles)}
     comparison.note = (
         "Matched on the workload; system-specific params tell variants apart and every "
         f"variant of {a} is paired with every variant of {b}: "
-        + ", ".join(sorted(SUT_SPECIFIC_KEYS))
+        + (", ".join(sorted(told_apart)) or "none")
     )
     return comparison
 
 
-def _variants(rows: list[Row]) -> dict[tuple[str, ...], dict[str, list[Row]]]:
-    """Rows by workload key (:func:`_sut_key`), then by their system-specific params."""
+def _variants(rows: list[Row], roles: ParamRoles) -> dict[tuple[str, ...], dict[str, list[Row]]]:
+    """Rows by workload key, then by their system-specific (and observed) params."""
     grouped: dict[tuple[str, ...], dict[str, list[Row]]] = {}
     for row in rows:
-        variant = _canonical({k: v for k, v in row.params.items() if k in SUT_SPECIFIC_KEYS})
-        grouped.setdefault(_sut_key(row), {}).setdefault(variant, []).append(row)
+        variant = _canonical(_variant_params(row, roles))
+        r = row.result
+        workload = _canonical(_params_without(row, roles, VARIANT_ROLES))
+        grouped.setdefault((r.suite, r.benchmark, r.metric, r.unit, workload), {}).setdefault(
+            variant, []
+        ).append(row)
     return grouped
 
 
@@ -266,6 +267,7 @@ def compare_factor(
     run_id: int | None,
     matrix_id: int | None,
     statistic: Statistic,
+    roles: ParamRoles | None = None,
 ) -> Comparison:
     rows = _rows(session, _scope(session, run_id=run_id, matrix_id=matrix_id))
     comparison = Comparison("factor", f"{factor}={a}", f"{factor}={b}", statistic)
@@ -277,23 +279,39 @@ def compare_factor(
             if factor in r.params and as_text(r.params[factor]) == value
         ]
 
-    _pair_up(comparison, side(a), side(b), key=_full_key)
+    _pair_up(comparison, side(a), side(b), key=_full_key(roles or shipped_roles()))
     return comparison
 
 
-def _full_key(row: Row) -> tuple[str, ...]:
-    r = row.result
-    kept = {k: v for k, v in row.params.items() if k not in OBSERVED_KEYS}
-    return (r.suite, r.benchmark, r.sut, r.metric, r.unit, _canonical(kept))
+def _params_without(row: Row, roles: ParamRoles, left_out: frozenset[Role]) -> dict[str, Any]:
+    suite = row.result.suite
+    return {k: v for k, v in row.params.items() if roles.role(suite, k) not in left_out}
 
 
-def _sut_key(row: Row) -> tuple[str, ...]:
-    r = row.result
-    kept = {k: v for k, v in row.params.items() if k not in SUT_SPECIFIC_KEYS}
-    return (r.suite, r.benchmark, r.metric, r.unit, _canonical(kept))
+def _variant_params(row: Row, roles: ParamRoles) -> dict[str, Any]:
+    suite = row.result.suite
+    return {k: v for k, v in row.params.items() if roles.role(suite, k) in VARIANT_ROLES}
 
 
-def _pair_up(comparison: Comparison, rows_a: list[Row], rows_b: list[Row], *, key: Any) -> None:
+def _full_key(roles: ParamRoles) -> Callable[[Row], tuple[str, ...]]:
+    """Suite, benchmark, sut, metric, unit and every param but the observed ones."""
+    observed: frozenset[Role] = frozenset({"observed"})
+
+    def key(row: Row) -> tuple[str, ...]:
+        r = row.result
+        kept = _params_without(row, roles, observed)
+        return (r.suite, r.benchmark, r.sut, r.metric, r.unit, _canonical(kept))
+
+    return key
+
+
+def _pair_up(
+    comparison: Comparison,
+    rows_a: list[Row],
+    rows_b: list[Row],
+    *,
+    key: Callable[[Row], tuple[str, ...]],
+) -> None:
     groups_a: dict[tuple[str, ...], list[Row]] = {}
     groups_b: dict[tuple[str, ...], list[Row]] = {}
     for rows, groups in ((rows_a, groups_a), (rows_b, groups_b)):

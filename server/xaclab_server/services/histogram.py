@@ -13,10 +13,8 @@ it, so :meth:`Histogram.value_at_rank` (the midpoint of the bucket holding a
 rank, clamped to [min, max]; rank 1 is min and rank n is max exactly) is a
 nearest-rank quantile within 0.39 %.
 
-:func:`parse` checks what the JSON schema cannot (indices strictly
-increasing, counts adding up to ``count``, min and max in the first and last
-bucket, the sums within what min and max allow) and raises
-:class:`HistogramError` naming the path below ``histogram``.
+:func:`parse` is :func:`xaclab_contracts.histogram.check_histogram` (what the JSON
+schema cannot check, the same check the agent makes), then this numpy form.
 """
 
 import math
@@ -28,15 +26,42 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from xaclab_contracts.histogram import (
+    INDEX_MAX,
+    INDEX_MIN,
+    MAX_BUCKETS,
+    MAX_COUNT,
+    RAW_MAX,
+    SCHEME,
+    SHIFT,
+    CheckedHistogram,
+    HistogramError,
+    check_histogram,
+)
 
-SCHEME = "log2-128"
-SUB_BITS = 7
-SHIFT = 52 - SUB_BITS
-INDEX_MIN = -262016
-INDEX_MAX = 262015
-MAX_BUCKETS = 65536
-RAW_MAX = 100_000
-MAX_COUNT = 2**53 - 1
+__all__ = [
+    "BOUND",
+    "INDEX_MAX",
+    "INDEX_MIN",
+    "MAX_BUCKETS",
+    "MAX_COUNT",
+    "RAW_MAX",
+    "SCHEME",
+    "Histogram",
+    "HistogramError",
+    "bucket_high",
+    "bucket_index",
+    "bucket_low",
+    "bucket_mid",
+    "exact_sum_squares",
+    "from_checked",
+    "from_samples",
+    "merge",
+    "pack",
+    "parse",
+    "unpack",
+]
+
 BOUND = 2.0**-8
 
 IntArray = npt.NDArray[np.int64]
@@ -48,14 +73,6 @@ _HEADER = struct.Struct("<8sQddddI")
 # Dekker's product is exact for squares of magnitudes in this range.
 _DEKKER_LOW = 2.0**-480
 _DEKKER_HIGH = 2.0**480
-
-
-class HistogramError(ValueError):
-    """A histogram the format refuses; ``where`` is the path below ``histogram``."""
-
-    def __init__(self, message: str, *where: str) -> None:
-        super().__init__(message)
-        self.where = where
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -216,97 +233,19 @@ def merge(histograms: Iterable[Histogram]) -> Histogram:
 
 def parse(raw: dict[str, Any]) -> Histogram:
     """A histogram whose fields the schema has checked, checked for consistency."""
-    count = _integer(raw["count"], "count")
-    low, high = float(raw["min"]), float(raw["max"])
-    total, squares = float(raw["sum"]), float(raw["sum_squares"])
-    index, counts = _buckets(raw["buckets"])
-    if low > high:
-        raise HistogramError(f"min {low!r} is greater than max {high!r}", "min")
-    added = sum(counts.tolist())
-    if added != count:
-        raise HistogramError(f"the bucket counts add up to {added}, not {count}", "count")
-    if int(bucket_index([low])[0]) != int(index[0]):
-        raise HistogramError(
-            f"min {low!r} is in bucket {int(bucket_index([low])[0])}, "
-            f"not in the first bucket {int(index[0])}",
-            "min",
-        )
-    if int(bucket_index([high])[0]) != int(index[-1]):
-        raise HistogramError(
-            f"max {high!r} is in bucket {int(bucket_index([high])[0])}, "
-            f"not in the last bucket {int(index[-1])}",
-            "max",
-        )
-    # Rounding is monotone, so an exactly rounded sum lies within these bounds.
-    if not count * low <= total <= count * high:
-        raise HistogramError(
-            f"sum {total!r} is outside count × min … count × max "
-            f"({count * low!r} … {count * high!r})",
-            "sum",
-        )
-    square_bound = count * max(low * low, high * high)
-    if squares > square_bound:
-        raise HistogramError(
-            f"sum_squares {squares!r} is more than count × max(min², max²) ({square_bound!r})",
-            "sum_squares",
-        )
-    return Histogram(count, low, high, total, squares, index, counts)
+    return from_checked(check_histogram(raw))
 
 
-def _integer(value: Any, *where: str) -> int:
-    """An integer as JSON Schema means it (2 and 2.0, not True)."""
-    if type(value) is int:
-        return value
-    if type(value) is float and value.is_integer():
-        return int(value)
-    raise HistogramError(f"{value!r} is not of type 'integer'", *where)
-
-
-def _buckets(buckets: list[Any]) -> tuple[IntArray, IntArray]:
-    if not buckets:
-        raise HistogramError("[] should be non-empty", "buckets")
-    if len(buckets) > MAX_BUCKETS:
-        raise HistogramError(
-            f"[... {len(buckets)} buckets] is too long (at most {MAX_BUCKETS})", "buckets"
-        )
-    for position, pair in enumerate(buckets):
-        if type(pair) is not list or len(pair) != 2:
-            raise HistogramError(
-                f"{pair!r} is not an [index, count] pair", "buckets", str(position)
-            )
-    flat = [value for pair in buckets for value in pair]
-    if not set(map(type, flat)) <= {int}:
-        flat = [_integer(v, "buckets", str(i // 2), str(i % 2)) for i, v in enumerate(flat)]
-    given = flat
-    # Anything beyond the counts' range is refused below; clip first so int64 holds it.
-    if min(flat) < -MAX_COUNT or max(flat) > MAX_COUNT:
-        flat = [max(min(v, MAX_COUNT + 1), -MAX_COUNT - 1) for v in flat]
-    pairs = np.array(flat, dtype=np.int64).reshape(-1, 2)
-    index, counts = pairs[:, 0], pairs[:, 1]
-    _first_bad(
-        (index < INDEX_MIN) | (index > INDEX_MAX),
-        lambda i: f"bucket index {given[2 * i]} is outside [{INDEX_MIN}, {INDEX_MAX}]",
-        "0",
+def from_checked(checked: CheckedHistogram) -> Histogram:
+    return Histogram(
+        checked.count,
+        checked.min,
+        checked.max,
+        checked.sum,
+        checked.sum_squares,
+        np.array(checked.index, dtype=np.int64),
+        np.array(checked.counts, dtype=np.int64),
     )
-    _first_bad(
-        (counts < 1) | (counts > MAX_COUNT),
-        lambda i: f"bucket count {given[2 * i + 1]} is outside [1, {MAX_COUNT}]",
-        "1",
-    )
-    _first_bad(
-        np.r_[False, index[1:] <= index[:-1]],
-        lambda i: (
-            f"bucket indices must increase strictly: {int(index[i])} follows {int(index[i - 1])}"
-        ),
-        "0",
-    )
-    return index.astype(np.int64), counts.astype(np.int64)
-
-
-def _first_bad(bad: npt.NDArray[np.bool_], message: Any, column: str) -> None:
-    if bool(bad.any()):
-        position = int(np.argmax(bad))
-        raise HistogramError(message(position), "buckets", str(position), column)
 
 
 def pack(histogram: Histogram) -> bytes:

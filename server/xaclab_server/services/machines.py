@@ -1,15 +1,20 @@
-"""Registering machines and authenticating their agents by token."""
+"""Registering machines and authenticating their agents by token.
+
+A machine's ``fingerprint_hash`` is computed here from its fingerprint with
+:func:`xaclab_contracts.fingerprint.fingerprint_hash` rather than taken from
+the agent, so its identity never depends on what an agent claims; it is byte
+for byte the agent's hash for the same fingerprint (the same function).
+"""
 
 import hashlib
-import json
 import secrets
 from datetime import datetime, timedelta
-from importlib import resources
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from xaclab_contracts.fingerprint import fingerprint_hash
 
 from xaclab_server.models import Machine
 from xaclab_server.models.base import utcnow
@@ -19,47 +24,6 @@ TOKEN_PREFIX = "xa_"
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def _field_lists() -> dict[str, Any]:
-    """docs/fingerprint-fields.json: the same file the agent hashes with."""
-    text = resources.files("xaclab_server").joinpath("fingerprint-fields.json").read_text("utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
-
-
-FieldPath = tuple[str, ...]
-IDENTITY_FIELDS: tuple[FieldPath, ...] = tuple(
-    tuple(path) for path in _field_lists()["identity_fields"]
-)
-HARDWARE_FIELDS: tuple[FieldPath, ...] = tuple(
-    tuple(path) for path in _field_lists()["hardware_fields"]
-)
-
-
-def dig(value: Any, path: FieldPath) -> Any:
-    """``value[path[0]][path[1]]...``, or None where a level is missing or not an object."""
-    for part in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
-def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
-    """The comparability hash: SHA-256 over the identity fields only.
-
-    Computed by the server from the fingerprint rather than taken from the
-    agent, so a machine's identity never depends on what an agent claims; it
-    is byte for byte the agent's ``fingerprint_hash`` for the same fingerprint
-    (both read docs/fingerprint-fields.json).  The host name, the library
-    build, the write-cache state and volatile fields are left out, so
-    renaming or rebuilding does not split a machine's history, while a
-    different CPU, memory size, kernel, file system or disk always does.
-    """
-    picked = {".".join(path): dig(fingerprint, path) for path in IDENTITY_FIELDS}
-    canonical = json.dumps(picked, sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 class RegistrationRefused(ValueError):

@@ -1,6 +1,6 @@
 """The thesis-reproduction report: the thesis's tables beside one lab machine's results.
 
-For each table of :data:`REPORT_TABLES` (docs/thesis-figures.json), one
+For each table of :data:`REPORT_TABLES` (contracts/thesis-figures.json), one
 :class:`ReportRow` per measurement: the thesis's value on each of its
 machines, this machine's value in the same unit, and their ratio.  A row
 is grouped by the thesis row's identity (advisory, test, search tree ...),
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy.orm import Session
+from xaclab_contracts import files
+from xaclab_contracts.fingerprint import dig
 
-from xaclab_server.core.paths import PACKAGE_DIR
 from xaclab_server.models import Machine
-from xaclab_server.services.machines import dig
 from xaclab_server.services.reproduction_lookup import (
     NOT_MEASURED,
     Found,
@@ -73,7 +73,7 @@ REPORT_TABLES = (
     "C.12",
 )
 MAX_ID = 2**31 - 1  # ids are PostgreSQL integers
-THESIS_FIGURES = PACKAGE_DIR / "thesis-figures.json"  # a link to docs/thesis-figures.json
+THESIS_FIGURES = files.THESIS_FIGURES
 Status = Literal["measured", "derived", "missing"]
 
 

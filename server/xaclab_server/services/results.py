@@ -2,6 +2,9 @@
 
 One invalid result refuses the whole upload and nothing is stored; an
 ``upload_id`` seen before stores nothing and is reported as a duplicate.
+The checks are :mod:`xaclab_contracts.results`' (the agent makes the same
+ones on each line a program prints), plus two only the server can make: the
+result's suite is its job's, and its ``sut`` is a system that suite declares.
 
 Fast path (an upload may carry a million samples): each result is validated
 with a copy of the result schema whose ``samples`` is only ``{"type":
@@ -12,31 +15,31 @@ numpy array that the statistics and the stored bytes are computed from.
 
 A result with a ``histogram`` instead (more than 100,000 samples) is checked
 the same way: the light schema leaves out the per-bucket rules, and
-:func:`.histogram.parse` checks the buckets and their consistency with
-``count``, ``min``, ``max`` and the sums.  It is stored packed in
+:func:`xaclab_contracts.histogram.check_histogram` checks the buckets and their
+consistency with ``count``, ``min``, ``max`` and the sums.  It is stored packed in
 ``results.histogram`` (``results.samples`` empty) and summarised from it.
 """
 
-import copy
-import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import best_match
+from jsonschema import Draft202012Validator
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from xaclab_contracts import results as contract
+from xaclab_contracts.files import RESULT_SCHEMA
+from xaclab_contracts.results import ResultFormatError, find_unstorable, float_or_inf
+from xaclab_contracts.suites import Suite
 
 from xaclab_server.core.metrics import INGESTED_RESULTS, INGESTED_SAMPLES
 from xaclab_server.models import Job, Result, Upload
 from xaclab_server.services import histogram as hist
-from xaclab_server.services.histogram import Histogram, HistogramError
-from xaclab_server.services.jsonvalues import find_unstorable
+from xaclab_server.services.histogram import Histogram
 from xaclab_server.services.statistics import (
     FloatArray,
     pack_samples,
@@ -44,10 +47,6 @@ from xaclab_server.services.statistics import (
     summarize_histogram,
 )
 
-# The only shape of ``samples`` the fast path knows how to check; load_validator
-# refuses to start on a schema that says anything else about them.
-SAMPLES_KEYWORDS = frozenset({"type", "minItems", "maxItems", "items"})
-HISTOGRAM_FLOATS = ("min", "max", "sum", "sum_squares")
 Measured = FloatArray | Histogram
 
 
@@ -67,69 +66,21 @@ class UploadOutcome:
 
 @dataclass(frozen=True, slots=True)
 class ResultValidator:
-    """The result schema (``full``) and its copy without the per-sample checks (``light``)."""
+    """The result schema (``full``, and ``light`` without the per-sample checks) and the
+    suites, whose declared systems a result's ``sut`` must be among."""
 
-    full: Draft202012Validator
-    light: Draft202012Validator
-    min_samples: int
-    max_samples: int
+    schema: contract.ResultValidator
+    suites: Mapping[str, Suite] = field(default_factory=dict)
 
-
-def load_validator(schema_path: Path) -> ResultValidator:
-    schema = json.loads(schema_path.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    samples = schema["properties"]["samples"]
-    if (
-        set(samples) != SAMPLES_KEYWORDS
-        or samples["type"] != "array"
-        or samples["items"] != {"type": "number"}
-    ):
-        raise ValueError(
-            f"{schema_path}: 'samples' must be an array of numbers with minItems and maxItems "
-            "(the upload fast path checks exactly that)"
-        )
-    _check_histogram_schema(schema_path, schema["properties"]["histogram"])
-    light = copy.deepcopy(schema)
-    light["properties"]["samples"] = {"type": "array"}
-    light["properties"]["histogram"]["properties"]["buckets"] = {"type": "array"}
-    return ResultValidator(
-        full=Draft202012Validator(schema, format_checker=FormatChecker()),
-        light=Draft202012Validator(light, format_checker=FormatChecker()),
-        min_samples=int(samples["minItems"]),
-        max_samples=int(samples["maxItems"]),
-    )
+    @property
+    def full(self) -> Draft202012Validator:
+        return self.schema.full
 
 
-def _check_histogram_schema(schema_path: Path, schema: dict[str, Any]) -> None:
-    """The schema's histogram bounds must be the ones :mod:`.histogram` checks."""
-    props = schema["properties"]
-    buckets = props["buckets"]
-    index_rule, count_rule = buckets["items"]["prefixItems"]
-    found = (
-        props["scheme"]["const"],
-        props["count"]["minimum"],
-        props["count"]["maximum"],
-        buckets["maxItems"],
-        index_rule["minimum"],
-        index_rule["maximum"],
-        count_rule["minimum"],
-        count_rule["maximum"],
-    )
-    expected = (
-        hist.SCHEME,
-        hist.RAW_MAX + 1,
-        hist.MAX_COUNT,
-        hist.MAX_BUCKETS,
-        hist.INDEX_MIN,
-        hist.INDEX_MAX,
-        1,
-        hist.MAX_COUNT,
-    )
-    if found != expected:
-        raise ValueError(
-            f"{schema_path}: the histogram's bounds {found} are not the ones the upload fast "
-            f"path checks {expected}"
-        )
+def load_validator(
+    schema_path: Path = RESULT_SCHEMA, *, suites: Mapping[str, Suite] | None = None
+) -> ResultValidator:
+    return ResultValidator(contract.load_validator(schema_path), dict(suites or {}))
 
 
 def check_results(*, validator: ResultValidator, results: list[Any], job: Job) -> list[Measured]:
@@ -138,35 +89,14 @@ def check_results(*, validator: ResultValidator, results: list[Any], job: Job) -
     if not results:
         raise ResultError("An upload carries at least one result.")
     measured: list[Measured] = []
+    schema = validator.schema
     for index, result in enumerate(results):
-        _check_samples_or_histogram(index, result)
-        fast = isinstance(result, dict) and (
-            isinstance(result.get("samples"), list) or isinstance(result.get("histogram"), dict)
-        )
-        error = best_match((validator.light if fast else validator.full).iter_errors(result))
-        if error is not None:
-            where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-            raise ResultError(
-                f"Result {index} does not follow the result format at {where}: {error.message}."
-            )
-        if "histogram" in result:
-            measured.append(_checked_histogram(index, result))
-        else:
-            try:
-                samples = check_samples(
-                    result["samples"], low=validator.min_samples, high=validator.max_samples
-                )
-            except SampleError as exc:
-                where = "/".join(["samples", *exc.where])
-                raise ResultError(
-                    f"Result {index} does not follow the result format at {where}: {exc}."
-                ) from None
-            bad = _find_unstorable_result(result, samples)
-            if bad is not None:
-                raise ResultError(
-                    f"Result {index} has a non-finite number or a NUL character at {bad}."
-                )
-            measured.append(samples)
+        try:
+            measured.append(_checked(schema, result))
+            if result["suite"] == job.suite and job.suite in validator.suites:
+                contract.check_system(result, validator.suites[job.suite])
+        except ResultFormatError as exc:
+            raise ResultError(f"Result {index} {exc.sentence()}.") from None
         if result["suite"] != job.suite:
             raise ResultError(
                 f"Result {index} is from suite {result['suite']!r} but job {job.id} "
@@ -175,45 +105,23 @@ def check_results(*, validator: ResultValidator, results: list[Any], job: Job) -
     return measured
 
 
-def _check_samples_or_histogram(index: int, result: Any) -> None:
-    """The schema's oneOf, with a sentence instead of jsonschema's dump of the whole result."""
-    if not isinstance(result, dict):
-        return
-    has_samples, has_histogram = "samples" in result, "histogram" in result
-    if has_samples and has_histogram:
-        raise ResultError(
-            f"Result {index} does not follow the result format at (top level): it carries "
-            "both 'samples' and 'histogram'; a result carries one of them."
-        )
-    if not has_samples and not has_histogram:
-        raise ResultError(
-            f"Result {index} does not follow the result format at (top level): 'samples' is a "
-            "required property (or, above 100,000 samples, 'histogram')."
-        )
-
-
-def _checked_histogram(index: int, result: dict[str, Any]) -> Histogram:
-    raw = result["histogram"]
-    for key in HISTOGRAM_FLOATS:
-        if isinstance(raw[key], int) and not math.isfinite(float_or_inf(raw[key])):
-            raise ResultError(
-                f"Result {index} does not follow the result format at histogram/{key}: "
-                "an integer too large for a float64."
-            )
-        if not math.isfinite(raw[key]):
-            raise ResultError(
-                f"Result {index} has a non-finite number or a NUL character at /histogram/{key}."
-            )
-    bad = _find_unstorable_result({k: v for k, v in result.items() if k != "histogram"}, None)
-    if bad is not None:
-        raise ResultError(f"Result {index} has a non-finite number or a NUL character at {bad}.")
+def _checked(schema: contract.ResultValidator, result: Any) -> Measured:
+    """One result through the contract's checks; raw samples take the numpy fast path."""
+    contract.check_samples_or_histogram(result)
+    fast = isinstance(result, dict) and (
+        isinstance(result.get("samples"), list) or isinstance(result.get("histogram"), dict)
+    )
+    contract.check_schema(schema.light if fast else schema.full, result)
+    if "histogram" in result:
+        return hist.from_checked(contract.checked_histogram(result))
     try:
-        return hist.parse(raw)
-    except HistogramError as exc:
-        where = "/".join(["histogram", *exc.where])
-        raise ResultError(
-            f"Result {index} does not follow the result format at {where}: {exc}."
-        ) from None
+        samples = check_samples(result["samples"], low=schema.min_samples, high=schema.max_samples)
+    except SampleError as exc:
+        raise ResultFormatError(str(exc), "/".join(["samples", *exc.where])) from None
+    bad = _find_unstorable_result(result, samples)
+    if bad is not None:
+        raise ResultFormatError("", bad, unstorable=True)
+    return samples
 
 
 class SampleError(ValueError):
@@ -245,13 +153,6 @@ def check_samples(samples: list[Any], *, low: int, high: int) -> FloatArray:
             if isinstance(value, int) and not math.isfinite(float_or_inf(value)):
                 raise SampleError(f"{value} is too large for a float64", str(index)) from None
         raise
-
-
-def float_or_inf(value: int) -> float:
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
 
 
 def _find_unstorable_result(result: dict[str, Any], samples: FloatArray | None) -> str | None:

@@ -1,4 +1,4 @@
-"""docs/thesis-figures.json, read into typed tables for the reproduction report.
+"""contracts/thesis-figures.json, read into typed tables for the reproduction report.
 
 The file is the single source of the thesis's numbers and of how each number
 maps onto xaclab results (docs/thesis-figures.md).  Only the tables the
@@ -29,7 +29,7 @@ ParamValue = str | int | float | bool
 
 
 class ThesisFiguresError(ValueError):
-    """docs/thesis-figures.json does not say what the report needs; the message names where."""
+    """contracts/thesis-figures.json does not say what the report needs; the message names where."""
 
 
 @dataclass(frozen=True, slots=True)

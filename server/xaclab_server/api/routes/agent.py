@@ -12,6 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
+from xaclab_contracts.results import find_unstorable
 
 from xaclab_server.api.deps import (
     CurrentAgent,
@@ -36,7 +37,6 @@ from xaclab_server.schemas.agent import (
     UploadOut,
 )
 from xaclab_server.services import jobs, results
-from xaclab_server.services.jsonvalues import find_unstorable
 from xaclab_server.services.machines import RegistrationRefused, register_machine
 
 router = APIRouter(prefix="/api/agent/v1", tags=["agent"])
