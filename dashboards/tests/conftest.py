@@ -106,7 +106,9 @@ def seeded_db(
     home = tmp_path_factory.mktemp("dash-agent")
     token_file = home / "registration-token"
     token_file.write_text(registration_token + "\n")
-    agent = AgentProcess(home, suites_dir=TOP / "libxac/suites", env={"XACLAB_AGENT_PROGRESS_INTERVAL": "0"})
+    agent = AgentProcess(
+        home, suites_dir=TOP / "contracts/suites", env={"XACLAB_AGENT_PROGRESS_INTERVAL": "0"}
+    )
     registered = agent.run(
         "register",
         "--server",

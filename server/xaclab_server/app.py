@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
+from xaclab_contracts.roles import param_roles
 
 from xaclab_server import __version__
 from xaclab_server.api.deps import account_api_guard, user_api_guard
@@ -77,6 +78,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = factory
     app.state.suites = suite_declarations
+    # What comparisons match on is what these suites declare (docs/suites.md, roles).
+    app.state.param_roles = param_roles(suite_declarations)
     app.state.result_validator = load_validator(
         settings.result_schema_path, suites=suite_declarations
     )

@@ -16,6 +16,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
+from xaclab_contracts.roles import ParamRoles
 
 from xaclab_server.core import access
 from xaclab_server.core.access import AccessRefused, CsrfMismatch, LoginNeeded, Principal
@@ -48,6 +49,11 @@ async def get_suites(request: Request) -> dict[str, Suite]:
     return suites
 
 
+async def get_param_roles(request: Request) -> ParamRoles:
+    roles: ParamRoles = request.app.state.param_roles
+    return roles
+
+
 async def get_result_validator(request: Request) -> ResultValidator:
     validator: ResultValidator = request.app.state.result_validator
     return validator
@@ -66,6 +72,7 @@ async def get_thesis_figures(request: Request) -> ThesisFigures:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionFactoryDep = Annotated[sessionmaker[Session], Depends(get_sessionmaker)]
 SuitesDep = Annotated[dict[str, Suite], Depends(get_suites)]
+ParamRolesDep = Annotated[ParamRoles, Depends(get_param_roles)]
 ResultValidatorDep = Annotated[ResultValidator, Depends(get_result_validator)]
 NotifierDep = Annotated[JobNotifier, Depends(get_notifier)]
 ThesisFiguresDep = Annotated[ThesisFigures, Depends(get_thesis_figures)]

@@ -9,6 +9,7 @@ import math
 from typing import Literal
 
 from sqlalchemy.orm import Session
+from xaclab_contracts.roles import ParamRoles
 
 from xaclab_server.schemas.comparison import ComparisonOut, PairOut
 from xaclab_server.services import comparisons, significance
@@ -34,8 +35,12 @@ def run_comparison(
     matrix: int | None,
     factor: str | None,
     statistic: Literal["median", "mean"],
+    roles: ParamRoles,
 ) -> Comparison:
-    """The comparison a query asks for; ComparisonError with a sentence if it cannot be made."""
+    """The comparison a query asks for; ComparisonError with a sentence if it cannot be made.
+
+    ``roles``: the parameter roles of the suites this server serves, which decide
+    what the pairs are matched on."""
     if kind in ("runs", "machines"):
         try:
             ids = int(a), int(b)
@@ -43,16 +48,27 @@ def run_comparison(
             raise ComparisonError(f"Comparing {kind} takes two ids as a and b.") from None
         if kind == "runs":
             return comparisons.compare_runs(
-                session=session, a=ids[0], b=ids[1], statistic=statistic
+                session=session, a=ids[0], b=ids[1], statistic=statistic, roles=roles
             )
         if not suite:
             raise ComparisonError("Comparing machines needs a suite.")
         return comparisons.compare_machines(
-            session=session, a=ids[0], b=ids[1], suite=suite, statistic=statistic
+            session=session,
+            a=ids[0],
+            b=ids[1],
+            suite=suite,
+            statistic=statistic,
+            roles=roles,
         )
     if kind == "sut":
         return comparisons.compare_suts(
-            session=session, a=a, b=b, run_id=run, matrix_id=matrix, statistic=statistic
+            session=session,
+            a=a,
+            b=b,
+            run_id=run,
+            matrix_id=matrix,
+            statistic=statistic,
+            roles=roles,
         )
     if not factor:
         raise ComparisonError("Comparing a factor's values needs the factor's name.")
@@ -64,6 +80,7 @@ def run_comparison(
         run_id=run,
         matrix_id=matrix,
         statistic=statistic,
+        roles=roles,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
-from xaclab_server.api.deps import SessionDep
+from xaclab_server.api.deps import ParamRolesDep, SessionDep
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
 from xaclab_server.services.comparisons import ComparisonError
 
@@ -43,6 +43,7 @@ CSV_FIELDS = (
 )
 def compare(
     session: SessionDep,
+    roles: ParamRolesDep,
     kind: Literal["runs", "machines", "sut", "factor"],
     a: Annotated[str, Query(max_length=100)],
     b: Annotated[str, Query(max_length=100)],
@@ -65,6 +66,7 @@ def compare(
             matrix=matrix,
             factor=factor,
             statistic=statistic,
+            roles=roles,
         )
     except ComparisonError as exc:
         raise HTTPException(422, str(exc)) from exc

@@ -1,4 +1,4 @@
-"""User API: the suite declarations (docs/suites.md), as written in libxac/suites/."""
+"""User API: the suite declarations (docs/suites.md), as written in contracts/suites/."""
 
 from typing import Any
 

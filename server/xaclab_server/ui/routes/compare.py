@@ -4,7 +4,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import SessionDep
+from xaclab_server.api.deps import ParamRolesDep, SessionDep
 from xaclab_server.models import Machine, Run
 from xaclab_server.schemas.comparison import ComparisonOut
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
@@ -24,7 +24,9 @@ def _int(text: str | None) -> int | None:
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare_page(request: Request, session: SessionDep, _reader: PageReader) -> Response:
+def compare_page(
+    request: Request, session: SessionDep, roles: ParamRolesDep, _reader: PageReader
+) -> Response:
     query = {k: v[:100] for k, v in request.query_params.items()}
     result: ComparisonOut | None = None
     error = None
@@ -40,6 +42,7 @@ def compare_page(request: Request, session: SessionDep, _reader: PageReader) -> 
                 matrix=_int(query.get("matrix")),
                 factor=query.get("factor") or None,
                 statistic="mean" if query.get("statistic") == "mean" else "median",
+                roles=roles,
             )
             result = comparison_out(comparison)
         except ValueError as exc:  # ComparisonError too: the sentence is shown above the form
