@@ -7,16 +7,23 @@
 #                 result-format JSON lines on stdout
 #   make serve    the server alone on the embedded SQLite default,
 #                 127.0.0.1:$(PORT) (default 8000)
+#   make lint     ruff, mypy --strict and shellcheck, from .venv alone: no root,
+#                 no apt (XACLAB_LINT_C=1 adds make -C libxac analyze)
 
 SUITE   ?= page-touch
 PROFILE ?= quick
 PORT    ?= 8000
 VENV    := .venv/bin
 
-.PHONY: demo test bench serve deps build lint clean
+.PHONY: demo test bench serve deps venv build lint clean
 
+# Debian packages (root, apt), then the .venv.
 deps:
 	@scripts/install-deps.sh
+
+# The .venv alone (PyPI, no root).
+venv:
+	@scripts/install-python.sh
 
 build: deps
 	@$(MAKE) -s -C libxac
@@ -33,7 +40,7 @@ bench: build
 serve: deps
 	@scripts/serve.sh
 
-lint: deps
+lint: venv
 	@scripts/lint.sh
 
 clean:

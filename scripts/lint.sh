@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Static checks for all the Python: ruff (lint and format) and mypy --strict.
+# Static checks that need neither root nor apt: every tool comes from .venv
+# (scripts/install-python.sh).  ruff (lint and format) and mypy --strict over
+# the Python, shellcheck over every shell script.  XACLAB_LINT_C=1 adds gcc's
+# static analyser over libxac (make -C libxac analyze; gcc and the Berkeley DB
+# and LMDB headers that building libxac needs anyway).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 v=.venv/bin
@@ -16,3 +20,18 @@ py_dirs=(contracts server agent testsupport dashboards playbooks labhosts tests 
 # hook, which mypy cannot follow; MYPYPATH points it at the source.
 MYPYPATH=contracts "$v/mypy" --strict --explicit-package-bases \
   dashboards playbooks/tests labhosts tests scripts/demo.py scripts/test_summary.py
+
+# Shell scripts: *.sh, and any other file whose first line names a shell,
+# among the files git tracks or would track (so a new script counts at once).
+files=()
+while IFS= read -r -d '' f; do
+  [ -f "$f" ] && files+=("$f")
+done < <(git ls-files -z --cached --others --exclude-standard)
+mapfile -t scripts < <(printf '%s\0' "${files[@]}" |
+  xargs -0 awk 'FNR == 1 { if (FILENAME ~ /\.sh$/ || /^#!.*[\/ ](ba|da)?sh([ \t]|$)/) print FILENAME; nextfile }')
+[ ${#scripts[@]} -gt 0 ] || { echo "lint: found no shell scripts" >&2; exit 1; }
+"$v/shellcheck" "${scripts[@]}"
+
+if [ "${XACLAB_LINT_C:-0}" = 1 ]; then
+  make -s -C libxac analyze
+fi

@@ -8,8 +8,9 @@
 # 'postgres' system user that Debian's package creates.  Authentication is
 # 'trust' and the server listens on loopback and on a socket in DIR only.
 set -euo pipefail
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-[ -n "$bin" ] || { echo "pg-cluster: PostgreSQL server binaries not found; run scripts/install-deps.sh" >&2; exit 1; }
+# An unmatched glob stays as written and fails the -d test below.
+bin=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+[ -d "$bin" ] || { echo "pg-cluster: PostgreSQL server binaries not found; run scripts/install-deps.sh" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 cmd=${1:-}; dir=${2:-}

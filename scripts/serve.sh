@@ -7,5 +7,6 @@ mkdir -p .demo
 umask 077
 [ -s .demo/registration-token ] || .venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(32))' > .demo/registration-token
 export XACLAB_DATA_DIR=${XACLAB_DATA_DIR:-$PWD/.demo}
-export XACLAB_REGISTRATION_TOKEN=$(cat .demo/registration-token)
+XACLAB_REGISTRATION_TOKEN=$(cat .demo/registration-token)
+export XACLAB_REGISTRATION_TOKEN
 exec .venv/bin/xaclab-server --host 127.0.0.1 --port "${PORT:-8000}"

@@ -186,10 +186,14 @@ def test_installed_programs_run(lab: dict[str, Path], first_run: subprocess.Comp
         assert proc.returncode == 0, f"{program} --help: {proc.returncode} {proc.stderr[-2000:]}"
     assert (lab["prefix"] / "lib" / "libxac.a").is_file()
     assert (lab["prefix"] / "lib" / "libxac.so").resolve().is_file()
+    assert (lab["prefix"] / "lib" / "libxac.so.0").resolve().is_file()
+    assert (lab["prefix"] / "lib" / "pkgconfig" / "libxac.pc").is_file()
     assert (lab["prefix"] / "include" / "xac.h").is_file()
     stamp = (lab["prefix"] / "lib" / "xaclab" / "libxac.stamp").read_text()
     version = (REPO / "libxac" / "VERSION").read_text().strip()
     assert f"version: {version}\n" in stamp
+    # The agent's fingerprint reads libxac's version above its bin_dir.
+    assert (bin_dir.parent / "VERSION").read_text().strip() == version
 
 
 def test_agent_is_installed_and_configured(
