@@ -1,5 +1,6 @@
 /* xac_env.c: initialization, shutdown and the segment (xMmap/xMunmap). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -7,16 +8,13 @@
 
 #include "xac.h"
 #include "xac_assert.h"
+#include "xac_config.h"
 #include "xac_int.h"
 #include "xac_os.h"
 
 #ifndef XAC_VERSION_STRING
 #define XAC_VERSION_STRING "0.1.0"
 #endif
-
-/* The working memory a process fills before it is emptied (trim() in
- * xac_txn.c): 256 MiB keeps a 250,000-key B+-tree of 512-byte values. */
-#define XAC_WORKING_MIB_DEFAULT 256
 
 /* One allocation holds the touched pages and, after them, the kept ones. */
 #define TOUCHED_BYTES(e) (2 * (e)->xe_tcap * sizeof *(e)->xe_touched)
@@ -76,47 +74,30 @@ static void forget_parent(struct xac_env *e)
     e->xe_tsorted = 1;
 }
 
-int xenv_flag(const char *name, int def, int *out)
-{
-    const char *v = getenv(name);
+/* The message of the last xInit that refused an XAC_* variable. */
+static char env_error[256];
 
-    *out = def;
-    if (v == NULL || *v == '\0')
-        return 0;
-    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
-        return XAC_EINVAL;
-    *out = *v == '1';
-    return 0;
+const char *xEnvError(void)
+{
+    return env_error[0] != '\0' ? env_error : NULL;
 }
 
-/* XAC_KEEP_PAGES, XAC_UFFD, XAC_PTE and XAC_REUSE (0 or 1, default 1) and
- * XAC_WORKING_MIB (1 .. 1048576, default XAC_WORKING_MIB_DEFAULT):
- * anything else is XAC_EINVAL. */
-static int env_memory(struct xac_env *e)
+/* Take the settings of the environment that are not the log's. */
+static void apply_config(struct xac_env *e, const struct xcfg *cf)
 {
-    const char *w = getenv("XAC_WORKING_MIB");
-    unsigned long long mib = XAC_WORKING_MIB_DEFAULT;
-    char *end;
-
-    if (xenv_flag("XAC_KEEP_PAGES", 1, &e->xe_keep) != 0 ||
-        xenv_flag("XAC_UFFD", 1, &e->xe_uffd_want) != 0 ||
-        xenv_flag("XAC_PTE", 1, &e->xe_pte_want) != 0 ||
-        xenv_flag("XAC_REUSE", 1, &e->xe_reuse) != 0)
-        return XAC_EINVAL;
-    if (w != NULL && *w != '\0') {
-        errno = 0;
-        mib = strtoull(w, &end, 10);
-        if (errno != 0 || *end != '\0' || *w == '-' || mib < 1 ||
-            mib > 1048576)
-            return XAC_EINVAL;
-    }
-    e->xe_trim_pages = (size_t)((mib << 20) >> e->xe_pshift);
-    return 0;
+    e->xe_keep = (int)cf->cf_keep_pages;
+    e->xe_uffd_want = (int)cf->cf_uffd;
+    e->xe_pte_want = (int)cf->cf_pte;
+    e->xe_reuse = (int)cf->cf_reuse;
+    e->xe_trim_pages = (size_t)((cf->cf_working_mib << 20) >> e->xe_pshift);
+    e->xe_policy = (int)cf->cf_policy;
+    e->xe_backoff_us = (unsigned)cf->cf_backoff_us;
 }
 
 int xInit(const char *path, int flags)
 {
     struct xac_env *e = &xac_env;
+    struct xcfg cfg;
     long ps;
     int rc;
 
@@ -126,15 +107,19 @@ int xInit(const char *path, int flags)
         return XAC_EINIT;
     if (path == NULL || (flags != NONDURABLE && flags != DURABLE))
         return XAC_EINVAL;
+    /* Every variable, whatever the mode, before any state changes. */
+    env_error[0] = '\0';
+    if (xcfg_read(&cfg, env_error, sizeof env_error) != 0) {
+        fprintf(stderr, "libxac: %s\n", env_error);
+        return XAC_EINVAL;
+    }
     ps = xos.pagesize();
     XASSERT(ps > 0 && (ps & (ps - 1)) == 0);
     e->xe_psize = (size_t)ps;
     for (e->xe_pshift = 0; ((size_t)1 << e->xe_pshift) < e->xe_psize;
          e->xe_pshift++)
         ;
-    rc = env_memory(e);
-    if (rc != 0)
-        return rc;
+    apply_config(e, &cfg);
     if (xos.mkdir(path, 0777) != 0 && errno != EEXIST)
         return errno;
     e->xe_dir = strdup(path);
@@ -149,9 +134,8 @@ int xInit(const char *path, int flags)
         e->xe_dir = NULL;
         return rc;
     }
-    xmv_env_policy(e);
     if (flags == DURABLE) {
-        rc = xlog_init(e);
+        rc = xlog_init(e, &cfg);
         if (rc == 0)
             rc = xlog_recover_at_init(e);
         if (rc != 0) {

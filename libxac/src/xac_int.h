@@ -245,18 +245,15 @@ int xmv_alone(struct xac_env *e);
 /* Write every version back into the data file if no other transaction
  * is running (xCheckpoint).  0 or errno. */
 int xmv_checkpoint(struct xac_env *e);
-/* Read XAC_POLICY and XAC_BACKOFF_US. */
-void xmv_env_policy(struct xac_env *e);
-/* A 0-or-1 environment variable: *out gets it (def when unset or
- * empty).  Anything else is XAC_EINVAL. */
-int xenv_flag(const char *name, int def, int *out);
 /* The limit for writing versions into the data file: in DURABLE mode only
  * versions whose log records are stable may go there (the WAL rule). */
 uint64_t xmv_wb_limit(struct xac_env *e, uint64_t m);
 
 /* xac_log.c (DURABLE) */
-/* Read XAC_SYNC, XAC_LOG_LIMIT and XAC_LOG_DIRECT.  0 or XAC_EINVAL. */
-int xlog_init(struct xac_env *e);
+/* Start the log's state from the settings XAC_SYNC, XAC_LOG_LIMIT,
+ * XAC_COMMIT_DELAY_US, XAC_LOG_DIRECT and XAC_LEAD_BY_CPU.  0. */
+struct xcfg;
+int xlog_init(struct xac_env *e, const struct xcfg *cf);
 void xlog_close(struct xac_env *e);
 /* Recover the data file datafd (named path) from the log, as the first
  * process to map it: replay every record after the checkpoint, sync the

@@ -41,6 +41,7 @@
 
 #include "xac.h"
 #include "xac_assert.h"
+#include "xac_config.h"
 #include "xac_crc.h"
 #include "xac_int.h"
 #include "xac_os.h"
@@ -50,7 +51,6 @@
 #define XCKP_MAGIC 0x504B4358u  /* "XCKP" */
 #define XLOG_VERSION 1u
 #define XLOG_FHDR 64u           /* file header bytes */
-#define XLOG_LIMIT_DEFAULT (64u << 20)
 /* Log files grow by fallocate() and a write of zeros in steps of this
  * much, ahead of the appends: a record then lands in written blocks, and
  * the fdatasync that makes it stable does not also have to journal a new
@@ -306,42 +306,18 @@ static int read_fhdr(struct xac_env *e, uint32_t fno, struct xlog_fhdr *fh)
 
 /* ---- setup ----------------------------------------------------------- */
 
-int xlog_init(struct xac_env *e)
+int xlog_init(struct xac_env *e, const struct xcfg *cf)
 {
-    const char *s = getenv("XAC_SYNC"), *l = getenv("XAC_LOG_LIMIT");
-    int direct;
-
     e->xe_durable = 1;
     e->xe_logfd = -1;
     e->xe_dfd = -1;
-    e->xe_sync_method = XAC_SYNC_FDATASYNC;
-    if (s != NULL && *s != '\0') {
-        if (strcmp(s, "fdatasync") == 0)
-            e->xe_sync_method = XAC_SYNC_FDATASYNC;
-        else if (strcmp(s, "fsync") == 0)
-            e->xe_sync_method = XAC_SYNC_FSYNC;
-        else if (strcmp(s, "dsync") == 0)
-            e->xe_sync_method = XAC_SYNC_DSYNC;
-        else
-            return XAC_EINVAL;
-    }
-    e->xe_commit_delay_us = 200;
-    s = getenv("XAC_COMMIT_DELAY_US");
-    if (s != NULL && *s != '\0')
-        e->xe_commit_delay_us = (unsigned)strtoul(s, NULL, 10);
-    e->xe_log_limit = XLOG_LIMIT_DEFAULT;
-    if (l != NULL && *l != '\0') {
-        unsigned long long v = strtoull(l, NULL, 10);
-        if (v < 4096 || v > (1ull << 31))
-            return XAC_EINVAL;
-        e->xe_log_limit = v;
-    }
-    if (xenv_flag("XAC_LOG_DIRECT", 1, &direct) != 0 ||
-        xenv_flag("XAC_LEAD_BY_CPU", 1, &e->xe_lead_by_cpu) != 0)
-        return XAC_EINVAL;
+    e->xe_sync_method = (int)cf->cf_sync;
+    e->xe_commit_delay_us = (unsigned)cf->cf_commit_delay_us;
+    e->xe_log_limit = cf->cf_log_limit;
+    e->xe_lead_by_cpu = (int)cf->cf_lead_by_cpu;
     /* 512-byte blocks first: direct_write moves to page-sized ones if the
      * file system wants them. */
-    e->xe_dalign = direct ? 512 : 0;
+    e->xe_dalign = cf->cf_log_direct ? 512 : 0;
     /* Best effort: without it, prepare reads every before-image back. */
     e->xe_before = xos.mmap(NULL, XAC_BEFORE_PAGES * e->xe_psize,
                             PROT_READ | PROT_WRITE,

@@ -1181,24 +1181,6 @@ void xmv_end(struct xac_env *e)
 
 /* ---- policies -------------------------------------------------------- */
 
-void xmv_env_policy(struct xac_env *e)
-{
-    const char *p = getenv("XAC_POLICY"), *b = getenv("XAC_BACKOFF_US");
-
-    e->xe_policy = XAC_POLICY_SELF_ABORT;
-    e->xe_backoff_us = 0;
-    if (p != NULL) {
-        if (strcmp(p, "oldest-wins") == 0)
-            e->xe_policy = XAC_POLICY_OLDEST_WINS;
-        else if (strcmp(p, "requester-wins") == 0)
-            e->xe_policy = XAC_POLICY_REQUESTER_WINS;
-        else if (strcmp(p, "polite") == 0)
-            e->xe_policy = XAC_POLICY_POLITE;
-    }
-    if (b != NULL)
-        e->xe_backoff_us = (unsigned)strtoul(b, NULL, 10);
-}
-
 int xSetPolicy(int policy, unsigned backoff_us)
 {
     if (!xac_env.xe_inited)
