@@ -125,27 +125,28 @@ int xcm_extend(struct xac_env *e)
     return 1;
 }
 
-int xcm_alone(struct xac_env *e)
+/* Has another slot a process (running: a running transaction)? */
+static int others(struct xac_env *e, int running)
 {
     struct xctl_slot *s = xctl_slots(&e->xe_ctl);
     uint32_t i, hwm = LD(&ch(e)->ch_slot_hwm);
 
     for (i = 0; i < hwm; i++)
-        if (i != e->xe_ctl.cx_slot && LD(&s[i].cs_pid) != 0)
-            return 0;
-    return 1;
+        if (i != e->xe_ctl.cx_slot &&
+            (running ? LD(&s[i].cs_txn) != 0 : LD(&s[i].cs_pid) != 0))
+            return 1;
+    return 0;
+}
+
+int xcm_alone(struct xac_env *e)
+{
+    return !others(e, 0);
 }
 
 /* Is any other transaction running?  Called with ch_direct set. */
 static int others_running(struct xac_env *e)
 {
-    struct xctl_slot *s = xctl_slots(&e->xe_ctl);
-    uint32_t i, hwm = LD(&ch(e)->ch_slot_hwm);
-
-    for (i = 0; i < hwm; i++)
-        if (i != e->xe_ctl.cx_slot && LD(&s[i].cs_txn) != 0)
-            return 1;
-    return 0;
+    return others(e, 1);
 }
 
 /* ---- writer words and conflict policies ------------------------------ */
@@ -261,6 +262,23 @@ void xcm_end(struct xac_env *e)
 static int written(struct xac_env *e, uint32_t pg)
 {
     return (e->xe_tx.tx_pstate[pg] & XP_LEVEL) == XP_WRITE;
+}
+
+/* Take ch_lock and validate the transaction: 0 with the lock held, or
+ * ABORTED (a conflict) or XAC_EIO (DURABLE: the log failed) without it. */
+static int lock_valid(struct xac_env *e)
+{
+    xseg_lock(&e->xe_seg);
+    if (e->xe_log.lg_durable && LD(&ch(e)->ch_log_failed)) {
+        xseg_unlock(&e->xe_seg);
+        return XAC_EIO;
+    }
+    if (xcm_doomed(e) || xcm_stale(e)) {
+        xseg_unlock(&e->xe_seg);
+        e->xe_tx.tx_conflict = 1;
+        return ABORTED;
+    }
+    return 0;
 }
 
 /* Under ch_lock, validated: commit stamp c is the clock's next tick. */
@@ -474,18 +492,10 @@ static int commit_durable(struct xac_env *e, size_t nw)
     int rc;
 
     rc = log_prepare(e, nw);
+    if (rc == 0)
+        rc = lock_valid(e);
     if (rc != 0)
         return rc;
-    xseg_lock(sg);
-    if (LD(&h->ch_log_failed)) {
-        xseg_unlock(sg);
-        return XAC_EIO;
-    }
-    if (xcm_doomed(e) || xcm_stale(e)) {
-        xseg_unlock(sg);
-        tx->tx_conflict = 1;
-        return ABORTED;
-    }
     c = h->ch_commits + 1;
     ST(&h->ch_direct, 1);
     if (xcm_alone(e) && !others_running(e)) {
@@ -554,12 +564,9 @@ int xcm_commit(struct xac_env *e)
         return 0;
     if (e->xe_log.lg_durable)
         return commit_durable(e, nw);
-    xseg_lock(sg);
-    if (xcm_doomed(e) || xcm_stale(e)) {
-        xseg_unlock(sg);
-        tx->tx_conflict = 1;
-        return ABORTED;
-    }
+    rc = lock_valid(e);
+    if (rc != 0)
+        return rc;
     c = h->ch_commits + 1;
     ST(&h->ch_direct, 1);
     if (!others_running(e)) {

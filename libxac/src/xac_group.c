@@ -66,22 +66,12 @@ int xgrp_sync_locked(struct xlog *lg)
 /* Has process pid died (gone, or a zombie its parent has not reaped)? */
 static int proc_dead(pid_t pid)
 {
-    char path[64], buf[512], *p;
-    ssize_t n;
-    int fd;
+    char buf[512];
+    const char *p;
 
     if (xos.kill(pid, 0) != 0 && errno == ESRCH)
         return 1;
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    fd = xos.open(path, O_RDONLY, 0);
-    if (fd < 0)
-        return 0;
-    n = xos.pread(fd, buf, sizeof buf - 1, 0);
-    xos.close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
+    p = xos_proc_stat(pid, buf, sizeof buf);
     return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 

@@ -34,6 +34,26 @@ int xlf_path(const struct xlog *lg, char *buf, size_t n, uint32_t fno)
                : 0;
 }
 
+int xlf_open(const struct xlog *lg, uint32_t fno, int flags)
+{
+    char path[4096];
+    int fd, rc = xlf_path(lg, path, sizeof path, fno);
+
+    if (rc != 0)
+        return -rc;
+    fd = xos.open(path, flags, 0666);
+    return fd < 0 ? -errno : fd;
+}
+
+int xlf_header_ok(struct xlog_fhdr fh, uint32_t fno)
+{
+    uint32_t crc = fh.fh_crc;
+
+    fh.fh_crc = 0;
+    return fh.fh_magic == XLOG_FMAGIC && fh.fh_version == XLOG_VERSION &&
+           fh.fh_fileno == fno && xac_crc32c(0, &fh, sizeof fh) == crc;
+}
+
 int xlf_sync_dir(const struct xlog *lg)
 {
     int fd = xos.open(lg->lg_dir, O_RDONLY | O_DIRECTORY, 0), rc;
@@ -48,7 +68,6 @@ int xlf_sync_dir(const struct xlog *lg)
 int xlf_reopen(const struct xlog *lg, uint32_t fno, int flags, int *fd,
                uint32_t *no)
 {
-    char path[4096];
     int rc;
 
     if (*fd >= 0 && *no == fno)
@@ -56,12 +75,10 @@ int xlf_reopen(const struct xlog *lg, uint32_t fno, int flags, int *fd,
     if (*fd >= 0)
         xos.close(*fd);
     *fd = -1;
-    rc = xlf_path(lg, path, sizeof path, fno);
-    if (rc != 0)
-        return -rc;
-    *fd = xos.open(path, flags, 0);
-    if (*fd < 0)
-        return -errno;
+    rc = xlf_open(lg, fno, flags);
+    if (rc < 0)
+        return rc;
+    *fd = rc;
     *no = fno;
     return 1;
 }
@@ -137,16 +154,13 @@ int xlf_alloc(struct xlog *lg, uint64_t end)
 
 int xlf_create(const struct xlog *lg, uint32_t fno, uint64_t first)
 {
-    char path[4096], buf[XLOG_FHDR];
+    char buf[XLOG_FHDR];
     struct xlog_fhdr fh;
     int fd, rc;
 
-    rc = xlf_path(lg, path, sizeof path, fno);
-    if (rc != 0)
-        return rc;
-    fd = xos.open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    fd = xlf_open(lg, fno, O_RDWR | O_CREAT | O_TRUNC);
     if (fd < 0)
-        return errno;
+        return -fd;
     memset(&fh, 0, sizeof fh);
     fh.fh_magic = XLOG_FMAGIC;
     fh.fh_version = XLOG_VERSION;
@@ -168,24 +182,13 @@ int xlf_create(const struct xlog *lg, uint32_t fno, uint64_t first)
 int xlf_read_header(const struct xlog *lg, uint32_t fno,
                     struct xlog_fhdr *fh)
 {
-    char path[4096];
-    uint32_t crc;
-    int fd, rc;
+    int fd = xlf_open(lg, fno, O_RDONLY), rc;
 
-    rc = xlf_path(lg, path, sizeof path, fno);
-    if (rc != 0)
-        return rc;
-    fd = xos.open(path, O_RDONLY, 0);
     if (fd < 0)
-        return errno;
+        return -fd;
     rc = xos_read_all(fd, fh, sizeof *fh, 0, 1);
     xos.close(fd);
     if (rc != 0)
         return rc;
-    crc = fh->fh_crc;
-    fh->fh_crc = 0;
-    if (fh->fh_magic != XLOG_FMAGIC || fh->fh_version != XLOG_VERSION ||
-        fh->fh_fileno != fno || xac_crc32c(0, fh, sizeof *fh) != crc)
-        return EINVAL;
-    return 0;
+    return xlf_header_ok(*fh, fno) ? 0 : EINVAL;
 }

@@ -51,6 +51,11 @@ static inline struct xctl_hdr *xlf_ch(const struct xlog *lg)
 
 /* "<dir>/xac.log.NNNNNNNNNN" of log file fno.  0 or ENAMETOOLONG. */
 int xlf_path(const struct xlog *lg, char *buf, size_t n, uint32_t fno);
+/* Open log file fno with flags (O_CREAT: mode 0666).  A descriptor, or
+ * -errno. */
+int xlf_open(const struct xlog *lg, uint32_t fno, int flags);
+/* Is fh a valid header (magic, version, CRC32C) of log file fno? */
+int xlf_header_ok(struct xlog_fhdr fh, uint32_t fno);
 /* Sync fd the way lg_sync says.  0 or an errno value. */
 int xlf_sync(const struct xlog *lg, int fd);
 /* Sync the directory (a file created or removed).  0 or errno. */

@@ -131,6 +131,29 @@ static void *anon(size_t len)
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
+/* The mapping's fields as before xMmap. */
+static void map_clear(struct xac_env *e)
+{
+    struct xmap *mp = &e->xe_map;
+    struct xtxn *tx = &e->xe_tx;
+
+    mp->mp_name = NULL;
+    mp->mp_base = NULL;
+    mp->mp_back = NULL;
+    mp->mp_memfd = -1;
+    mp->mp_fd = -1;
+    mp->mp_len = 0;
+    mp->mp_npages = 0;
+    mp->mp_have = NULL;
+    mp->mp_loaded = 0;
+    tx->tx_pstate = NULL;
+    tx->tx_touched = NULL;
+    tx->tx_ntouched = tx->tx_tcap = 0;
+    tx->tx_kept = NULL;
+    tx->tx_nkept = 0;
+    tx->tx_tsorted = 1;
+}
+
 int xmap_release(struct xac_env *e)
 {
     struct xmap *mp = &e->xe_map;
@@ -149,21 +172,7 @@ int xmap_release(struct xac_env *e)
     AZ(xos.munmap(tx->tx_touched, xtxn_lists_bytes(tx)));
     xos.close(mp->mp_fd);
     free(mp->mp_name);
-    mp->mp_name = NULL;
-    mp->mp_base = NULL;
-    mp->mp_back = NULL;
-    mp->mp_memfd = -1;
-    mp->mp_loaded = 0;
-    tx->tx_pstate = NULL;
-    mp->mp_have = NULL;
-    tx->tx_touched = NULL;
-    mp->mp_fd = -1;
-    mp->mp_len = 0;
-    mp->mp_npages = 0;
-    tx->tx_ntouched = tx->tx_tcap = 0;
-    tx->tx_kept = NULL;
-    tx->tx_nkept = 0;
-    tx->tx_tsorted = 1;
+    map_clear(e);
     return rc;
 }
 
@@ -276,8 +285,6 @@ fail:
         xos.munmap(mp->mp_back, length);
     if (mp->mp_memfd >= 0)
         xos.close(mp->mp_memfd);
-    mp->mp_memfd = -1;
-    mp->mp_back = NULL;
     if (attached)
         detach(e);
     if (tx->tx_touched != NULL && tx->tx_touched != MAP_FAILED)
@@ -289,15 +296,7 @@ fail:
     if (mp->mp_fd >= 0)
         xos.close(mp->mp_fd);
     free(mp->mp_name);
-    mp->mp_name = NULL;
-    mp->mp_base = NULL;
-    tx->tx_pstate = NULL;
-    mp->mp_have = NULL;
-    tx->tx_touched = NULL;
-    mp->mp_fd = -1;
-    mp->mp_len = 0;
-    mp->mp_npages = 0;
-    tx->tx_tcap = 0;
+    map_clear(e);
     errno = err;
     return MAP_FAILED;
 }

@@ -79,6 +79,11 @@ int xos_write_all(int fd, const void *src, size_t len, off_t off);
  * 0 or an errno value.  Async-signal-safe. */
 int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof);
 
+/* Read /proc/<pid>/stat into buf (n bytes): a pointer to the ')' that
+ * ends the command name (field 2; the fields after it follow, each after
+ * one space), or NULL if it cannot be read. */
+const char *xos_proc_stat(pid_t pid, char *buf, size_t n);
+
 /* Process start time in clock ticks since boot (field 22 of
  * /proc/<pid>/stat), 0 if it cannot be read.  A pid plus its start time
  * names a process even after the pid is reused. */

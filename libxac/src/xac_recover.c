@@ -27,7 +27,6 @@ static int replay_file(struct xlog *lg, int datafd, uint32_t fno,
                        uint64_t *last, uint64_t *end, int *clean,
                        uint64_t *applied)
 {
-    char path[4096];
     struct stat st;
     struct xlog_fhdr fh;
     struct xlog_rec rh;
@@ -39,12 +38,9 @@ static int replay_file(struct xlog *lg, int datafd, uint32_t fno,
 
     *end = 0;
     *clean = 0;
-    rc = xlf_path(lg, path, sizeof path, fno);
-    if (rc != 0)
-        return rc;
-    fd = xos.open(path, O_RDONLY, 0);
+    fd = xlf_open(lg, fno, O_RDONLY);
     if (fd < 0)
-        return errno;
+        return -fd;
     if (xos.fstat(fd, &st) != 0) {
         rc = errno;
         goto out;
@@ -61,11 +57,7 @@ static int replay_file(struct xlog *lg, int datafd, uint32_t fno,
     if (n < XLOG_FHDR)
         goto out; /* no header: nothing here, end = 0 */
     memcpy(&fh, buf, sizeof fh);
-    crc = fh.fh_crc;
-    fh.fh_crc = 0;
-    if (fh.fh_magic != XLOG_FMAGIC || fh.fh_version != XLOG_VERSION ||
-        fh.fh_fileno != fno || fh.fh_psize != lg->lg_psize ||
-        xac_crc32c(0, &fh, sizeof fh) != crc)
+    if (!xlf_header_ok(fh, fno) || fh.fh_psize != lg->lg_psize)
         goto out;
     off = XLOG_FHDR;
     while (off + sizeof rh <= n) {
