@@ -150,6 +150,10 @@ static void check_manual(const char *path)
     }
 }
 
+static const char fsink[] =
+    "XAC_SYNC=\"fsink\" is not valid: XAC_SYNC takes fdatasync, fsync or "
+    "dsync (default fdatasync)";
+
 int main(void)
 {
     size_t i, k;
@@ -180,7 +184,7 @@ int main(void)
             taken(v, c->good[k], NONDURABLE);
     }
 
-    /* The three examples, and the first bad one named. */
+    /* Three values that earlier versions took silently. */
     setenv("XAC_POLICY", "oldest-wins-typo", 1);
     test_cond("XAC_POLICY=oldest-wins-typo is refused",
               xInit("envctl", NONDURABLE) == XAC_EINVAL);
@@ -191,11 +195,9 @@ int main(void)
                   strstr(xEnvError(), "XAC_COMMIT_DELAY_US") != NULL);
     unsetenv("XAC_COMMIT_DELAY_US");
     setenv("XAC_SYNC", "fsink", 1);
-    test_cond("XAC_SYNC=fsink is refused",
+    test_cond("XAC_SYNC=fsink is refused, with the message in full",
               xInit("envctl", DURABLE) == XAC_EINVAL &&
-                  strcmp(xEnvError(),
-                         "XAC_SYNC=\"fsink\" is not valid: XAC_SYNC takes "
-                         "fdatasync, fsync or dsync (default fdatasync)") == 0);
+                  strcmp(xEnvError(), fsink) == 0);
     unsetenv("XAC_SYNC");
     test_cond("nothing was created", access("envctl", F_OK) != 0);
 
