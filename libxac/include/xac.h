@@ -29,7 +29,7 @@
  * rand(), MAP_FAILED and open() and must compile unchanged with
  * "cc -include xac.h".
  *
- * @section status What is implemented (issue B)
+ * @section status What is implemented
  *
  * NONDURABLE transactions on any number of processes sharing one segment
  * (thesis chapters 2 and 3): page-access detection by SIGSEGV, private
@@ -38,11 +38,11 @@
  * and never block writers, selectable conflict policies (xSetPolicy()),
  * recovery from processes that die (even by SIGKILL) inside a
  * transaction, and transactions touching more pages than
- * vm.max_map_count.  DURABLE (issue C): a redo log of byte-range diffs
- * with CRC32C, group commit, checkpoints, archiving, recovery at xInit()
- * and xMmap(); docs/libxac-durability.md.  docs/libxac.md describes the design and the file formats;
- * docs/libxac-serializability.md argues that the schedules are
- * serializable.
+ * vm.max_map_count.  DURABLE: a redo log of byte-range diffs with CRC32C,
+ * group commit, checkpoints, archiving, recovery at xInit() and xMmap();
+ * docs/libxac-durability.md.  docs/libxac.md describes the design and the
+ * file formats; docs/libxac-serializability.md argues that the schedules
+ * are serializable.
  *
  * @section semantics Concurrency semantics
  *
@@ -117,6 +117,48 @@
  *   not be written or synced: the transaction may or may not survive a
  *   crash, and no transaction commits until every process has called
  *   xShutdown() and the file is mapped again (recovery).
+ *
+ * @section environment Environment
+ *
+ * xInit() reads these variables, every one whatever its flags (a DURABLE
+ * setting is checked in a NONDURABLE process too), before it changes any
+ * state.  Unset or empty means the default.  Any other value that is not
+ * one the variable takes makes xInit() return XAC_EINVAL and change
+ * nothing; it writes one line naming the variable and the values it takes
+ * to stderr, and xEnvError() returns that line.  Numbers are decimal,
+ * without sign or spaces.
+ *
+ *   XAC_KEEP_PAGES=0|1 (default 1)
+ *       keep pages readable between transactions (xSetKeepPages()).
+ *   XAC_UFFD=0|1 (default 1)
+ *       may the segment use userfaultfd at all.
+ *   XAC_PTE=0|1 (default 1)
+ *       may it grant and revoke access through page-table entries rather
+ *       than mprotect (needs XAC_UFFD=1 and the kernel's support).
+ *   XAC_REUSE=0|1 (default 1)
+ *       a fault skips the copy of a version the working memory holds.
+ *   XAC_WORKING_MIB=1..1048576 (default 256)
+ *       MiB of page copies a process holds before it empties its working
+ *       memory.
+ *   XAC_POLICY=self-abort|oldest-wins|requester-wins|polite
+ *       (default self-abort) the conflict policy (xSetPolicy()).
+ *   XAC_BACKOFF_US=0..4294967295 (default 0)
+ *       maximum backoff after a conflict abort, in us; 0 = no backoff
+ *       (xSetPolicy()).
+ *   XAC_SYNC=fdatasync|fsync|dsync (default fdatasync)
+ *       how a DURABLE process makes the log stable (xSetSyncMethod()).
+ *   XAC_LOG_LIMIT=4096..2147483648 (default 67108864, that is 64M)
+ *       bytes at which a log file is closed and the next one started; a
+ *       K, M or G suffix multiplies by 2^10, 2^20 or 2^30.
+ *   XAC_COMMIT_DELAY_US=0..4294967295 (default 200)
+ *       how long a group-commit leader waits for other processes' running
+ *       transactions to reach the log before it syncs, in us; 0 = off.
+ *   XAC_LOG_DIRECT=0|1 (default 1)
+ *       a process alone on the log writes its commit record with one
+ *       O_DIRECT | O_DSYNC write (xSetSyncMethod()).
+ *   XAC_LEAD_BY_CPU=0|1 (default 1)
+ *       a committer leaves the group-commit lead to a process on a CPU
+ *       whose log syncs complete sooner.
  *
  * @section errors Return values
  *
@@ -215,23 +257,25 @@ enum {
  *     files).  It is created (mode 0777 & ~umask) if it does not exist.
  * @param flags NONDURABLE or DURABLE.
  * @return 0; XAC_EINIT if already initialized; XAC_EINVAL if path is NULL
- *     or flags is neither NONDURABLE nor DURABLE, or XAC_KEEP_PAGES (0 or
- *     1), XAC_UFFD (0 or 1: may the segment use userfaultfd at all,
- *     default 1), XAC_PTE (0 or 1: may it grant and revoke access through
- *     page-table entries rather than mprotect, default 1), XAC_REUSE (0 or
- *     1) or XAC_WORKING_MIB (1 .. 1048576: MiB of
- *     page copies a process holds before it empties its working memory,
- *     default 256) is malformed, or XAC_SYNC, XAC_LOG_LIMIT or
- *     XAC_LOG_DIRECT is (DURABLE); an errno value
- *     if recovery
- *     (DURABLE, see xRecover()) failed;
- *     XAC_EBADCTL if an existing control file is not one this version
+ *     or flags is neither NONDURABLE nor DURABLE, or an XAC_* variable of
+ *     the environment is malformed (see Environment; xEnvError() says
+ *     which); an errno value if recovery (DURABLE, see xRecover())
+ *     failed; XAC_EBADCTL if an existing control file is not one this version
  *     understands; XAC_EBUSY if 4096 live processes have the control
  *     directory open; an errno value if the directory or control file
  *     cannot be created, opened or mapped, or the SIGSEGV handler cannot be
  *     installed.
  */
 int xInit(const char *path, int flags);
+
+/** Why the most recent xInit() refused the environment: a line such as
+ * 'XAC_SYNC="fsink" is not valid: XAC_SYNC takes fdatasync, fsync or
+ * dsync (default fdatasync)', the line xInit() also wrote to stderr.
+ *
+ * @return the line (static storage, valid until the next xInit()), or
+ *     NULL if the most recent xInit() did not refuse a variable.
+ */
+const char *xEnvError(void);
 
 /** Shut LIBXAC down: unmap the segment if the program did not (as
  * xMunmap() would), release the control file and restore the previous

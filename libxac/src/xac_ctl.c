@@ -38,7 +38,7 @@ struct xctl_slot *xctl_slots(struct xctl *cx)
 /* Lock the header mutex, repairing it if its owner died while holding it.
  * The slot table is only changed by single stores; the version state in
  * the segment file may be half-changed, so ch_repair tells the next
- * process that has it mapped to rebuild it (xac_mvcc.c). */
+ * process that has it mapped to rebuild it (xac_seg.c). */
 void xctl_lock(struct xctl *cx)
 {
     int rc = pthread_mutex_lock(&cx->cx_hdr->ch_lock);

@@ -7,7 +7,7 @@
  *
  * The file is mapped MAP_SHARED by every process that xInit()s the same
  * directory.  The header's robust process-shared mutex ch_lock guards the
- * slot table and the shared version state of the segment (xac_mvcc.c); the
+ * slot table and the shared version state of the segment (xac_seg.h); the
  * file is created and initialized under flock(LOCK_EX) so two processes
  * never both initialize it.  Fields read without the lock are accessed with
  * __atomic builtins.
@@ -44,7 +44,7 @@ struct xctl_hdr {
     uint32_t ch_log_sync_us; /* how long the newest log sync took (group
                               * commit: how long a waiter spins) */
     pthread_mutex_t ch_lock; /* robust, process-shared */
-    /* The durable log (xac_log.c); format 3.  Meaningful while
+    /* The durable log (xac_log.h); format 3.  Meaningful while
      * ch_log_ready is 1 (set by recovery, cleared when the last process
      * unmaps).  tail/prev/tail_stamp change under ch_lock; synced and
      * dstamp only grow, by the sync leader. */
@@ -71,7 +71,7 @@ struct xctl_hdr {
     /* Format 4: the group-commit leader's sync time by the CPU it ran on
      * (moving average, us; 0 = never measured).  Where one CPU takes the
      * disk's interrupts, a leader elsewhere is woken by an inter-processor
-     * interrupt, twice per sync (xac_log.c, lead_elsewhere). */
+     * interrupt, twice per sync (xac_group.c, lead_elsewhere). */
     uint32_t ch_cpu_sync_us[XCTL_CPUS];
 };
 

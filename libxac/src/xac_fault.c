@@ -31,8 +31,13 @@
 #include <unistd.h>
 
 #include "xac_assert.h"
+#include "xac_commit.h"
+#include "xac_fault.h"
 #include "xac_int.h"
+#include "xac_log.h"
 #include "xac_os.h"
+#include "xac_seg.h"
+#include "xac_wp.h"
 
 /* Spans (in pages, powers of two) tried in turn when a one-page mprotect
  * fails with ENOMEM because the process has vm.max_map_count mappings
@@ -45,27 +50,30 @@ static const uint32_t coarse_spans[] = {512, 32768};
  * stops being kept: it is in the readset now. */
 static void mark(struct xac_env *e, uint32_t pg, int st)
 {
-    uint8_t cur = e->xe_pstate[pg];
+    struct xmap *mp = &e->xe_map;
+    struct xtxn *tx = &e->xe_tx;
+    uint8_t cur = tx->tx_pstate[pg];
 
     if ((cur & XP_LEVEL) == XP_NONE) {
-        if (e->xe_ntouched > 0 && e->xe_touched[e->xe_ntouched - 1] >= pg)
-            e->xe_tsorted = 0;
-        XASSERT(e->xe_ntouched < e->xe_tcap);
-        e->xe_touched[e->xe_ntouched++] = pg;
+        if (tx->tx_ntouched > 0 && tx->tx_touched[tx->tx_ntouched - 1] >= pg)
+            tx->tx_tsorted = 0;
+        XASSERT(tx->tx_ntouched < tx->tx_tcap);
+        tx->tx_touched[tx->tx_ntouched++] = pg;
     }
     if ((st & XP_LEVEL) == XP_WRITE && (cur & XP_LEVEL) != XP_WRITE) {
-        xlog_keep_before(e, pg);
-        e->xe_have[pg] = 0; /* until our commit names the contents */
+        xlog_keep_before(&e->xe_log, pg,
+                         mp->mp_back + ((size_t)pg << e->xe_pshift));
+        mp->mp_have[pg] = 0; /* until our commit names the contents */
     }
-    e->xe_pstate[pg] = (uint8_t)((cur & XP_STICKY) | st);
+    tx->tx_pstate[pg] = (uint8_t)((cur & XP_STICKY) | st);
 }
 
 /* Lift the write protection of pg (xac_wp.c).  0 or an errno value. */
 static int lift(struct xac_env *e, uint32_t pg)
 {
-    if (xwp_protect(e, pg, 1, 0) != 0)
+    if (xwp_protect(&e->xe_wp, pg, 1, 0) != 0)
         return errno;
-    e->xe_pstate[pg] &= (uint8_t)~XP_WP;
+    e->xe_tx.tx_pstate[pg] &= (uint8_t)~XP_WP;
     return 0;
 }
 
@@ -77,11 +85,11 @@ static int lift(struct xac_env *e, uint32_t pg)
  * back to PROT_READ). */
 static int grant_read_wp(struct xac_env *e, uint32_t pg, int flags)
 {
-    char *addr = e->xe_base + ((size_t)pg << e->xe_pshift);
+    char *addr = e->xe_map.mp_base + ((size_t)pg << e->xe_pshift);
 
-    if (xwp_protect(e, pg, 1, 1) != 0)
+    if (xwp_protect(&e->xe_wp, pg, 1, 1) != 0)
         return -1;
-    e->xe_pstate[pg] |= XP_WP;
+    e->xe_tx.tx_pstate[pg] |= XP_WP;
     if (xos.mprotect(addr, e->xe_psize, PROT_READ | PROT_WRITE) != 0)
         return -1;
     mark(e, pg, XP_READ | flags);
@@ -90,18 +98,19 @@ static int grant_read_wp(struct xac_env *e, uint32_t pg, int flags)
 
 /* Page-table access (xac_wp.c): the page has no entry unless the working
  * memory holds its snapshot version; map it, write-protected for a read.
- * (xac_grant lifts the protection of a mapped page itself; xwp_map still
+ * (xflt_grant lifts the protection of a mapped page itself; xwp_map still
  * copes with one.) */
 static int grant_pte(struct xac_env *e, uint32_t pg, int want, int flags)
 {
-    int rc = xwp_map(e, pg, want == XP_READ);
+    struct xtxn *tx = &e->xe_tx;
+    int rc = xwp_map(&e->xe_wp, pg, want == XP_READ);
 
     if (rc != 0)
         return errno;
     if (want == XP_READ)
-        e->xe_pstate[pg] |= XP_WP;
+        tx->tx_pstate[pg] |= XP_WP;
     else
-        e->xe_pstate[pg] &= (uint8_t)~XP_WP;
+        tx->tx_pstate[pg] &= (uint8_t)~XP_WP;
     mark(e, pg, want | flags);
     return 0;
 }
@@ -124,8 +133,8 @@ static int prot_of(int st)
  * Between transactions a page's access is revoked (so that the next read
  * is seen), but its contents stay.  If the newest committed version is in
  * the snapshot, the snapshot version is that one; its stamp names it, and
- * if the working memory holds it already (xe_have: loaded, or written by
- * our own commit, since) there is nothing to copy.  Commits after the
+ * if the working memory holds it already (mp_have: loaded, or written
+ * by our own commit, since) there is nothing to copy.  Commits after the
  * snapshot do not matter: their stamps are larger, and the version below
  * them stays the snapshot's.  Read pe_newest before the copy: a version
  * committed meanwhile is newer than the snapshot, so the copy still
@@ -133,24 +142,26 @@ static int prot_of(int st)
  * before. */
 static int load(struct xac_env *e, uint32_t pg)
 {
-    uint64_t newest = xmv_newest(e, pg);
+    struct xmap *mp = &e->xe_map;
+    struct xtxn *tx = &e->xe_tx;
+    uint64_t newest = xseg_newest(&e->xe_seg, pg);
     uint32_t f;
     int fd, rc;
     off_t off;
 
-    if (e->xe_reuse && newest <= e->xe_snap &&
-        e->xe_have[pg] == newest + 1) {
-        e->xe_reused++;
+    if (mp->mp_reuse && newest <= tx->tx_snap &&
+        mp->mp_have[pg] == newest + 1) {
+        e->xe_flt.ft_reused++;
         return 0;
     }
-    f = xmv_find(e, pg, e->xe_snap);
-    fd = f != 0 ? e->xe_poolfd : e->xe_fd;
+    f = xseg_find(&e->xe_seg, pg, tx->tx_snap);
+    fd = f != 0 ? e->xe_seg.sg_poolfd : mp->mp_fd;
     off = (off_t)(f != 0 ? f : pg) << e->xe_pshift;
-    rc = xos_read_all(fd, e->xe_back + ((size_t)pg << e->xe_pshift),
+    rc = xos_read_all(fd, mp->mp_back + ((size_t)pg << e->xe_pshift),
                       e->xe_psize, off, 1);
-    e->xe_have[pg] = rc == 0 && newest <= e->xe_snap ? newest + 1 : 0;
+    mp->mp_have[pg] = rc == 0 && newest <= tx->tx_snap ? newest + 1 : 0;
     if (rc == 0)
-        e->xe_loaded++;
+        mp->mp_loaded++;
     return rc;
 }
 
@@ -160,6 +171,8 @@ static int load(struct xac_env *e, uint32_t pg)
  * untouched pages of the span get their snapshot versions first. */
 static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
 {
+    struct xmap *mp = &e->xe_map;
+    struct xtxn *tx = &e->xe_tx;
     size_t i;
     uint32_t lo, hi, p;
     int level, rc;
@@ -167,32 +180,32 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
     for (i = 0; i <= sizeof coarse_spans / sizeof coarse_spans[0]; i++) {
         if (i < sizeof coarse_spans / sizeof coarse_spans[0]) {
             lo = pg & ~(coarse_spans[i] - 1);
-            hi = lo + coarse_spans[i] < e->xe_npages
-                     ? lo + coarse_spans[i] : e->xe_npages;
+            hi = lo + coarse_spans[i] < mp->mp_npages
+                     ? lo + coarse_spans[i] : mp->mp_npages;
         } else {
             lo = 0;
-            hi = e->xe_npages;
+            hi = mp->mp_npages;
         }
         level = want;
         for (p = lo; p < hi; p++)
-            if ((e->xe_pstate[p] & XP_LEVEL) > level)
-                level = e->xe_pstate[p] & XP_LEVEL;
+            if ((tx->tx_pstate[p] & XP_LEVEL) > level)
+                level = tx->tx_pstate[p] & XP_LEVEL;
         for (p = lo; p < hi; p++)
-            if (!holds_version(e->xe_pstate[p]) && (rc = load(e, p)) != 0)
+            if (!holds_version(tx->tx_pstate[p]) && (rc = load(e, p)) != 0)
                 return rc;
-        if (xos.mprotect(e->xe_base + ((size_t)lo << e->xe_pshift),
+        if (xos.mprotect(mp->mp_base + ((size_t)lo << e->xe_pshift),
                          (size_t)(hi - lo) << e->xe_pshift,
                          prot_of(level)) == 0) {
             for (p = lo; p < hi; p++) {
-                uint8_t st = e->xe_pstate[p];
+                uint8_t st = tx->tx_pstate[p];
                 if ((st & XP_LEVEL) < level) {
-                    if (level == XP_WRITE && e->xe_update &&
-                        !e->xe_failed && xmv_acquire(e, p))
+                    if (level == XP_WRITE && tx->tx_update &&
+                        !tx->tx_failed && xcm_acquire(e, p))
                         st |= XP_OWN;
                     mark(e, p, (st & XP_OWN) | level);
                 }
             }
-            e->xe_escalations++;
+            e->xe_flt.ft_escalations++;
             return 0;
         }
         if (errno != ENOMEM)
@@ -201,27 +214,29 @@ static int grant_coarse(struct xac_env *e, uint32_t pg, int want)
     return ENOMEM;
 }
 
-int xac_grant(uint32_t pg, int want, int by_wp)
+int xflt_grant(uint32_t pg, int want, int by_wp)
 {
     struct xac_env *e = &xac_env;
-    char *addr = e->xe_base + ((size_t)pg << e->xe_pshift);
-    uint8_t cur = e->xe_pstate[pg];
+    struct xtxn *tx = &e->xe_tx;
+    char *addr = e->xe_map.mp_base + ((size_t)pg << e->xe_pshift);
+    uint8_t cur = tx->tx_pstate[pg];
     int flags = cur & XP_OWN, rc;
 
-    if (e->xe_update && !e->xe_failed && xmv_doomed(e)) {
-        e->xe_failed = 1; /* another transaction won a conflict */
-        e->xe_conflict = 1;
+    if (tx->tx_update && !tx->tx_failed && xcm_doomed(e)) {
+        tx->tx_failed = 1; /* another transaction won a conflict */
+        tx->tx_conflict = 1;
     }
-    if (want == XP_WRITE && e->xe_update && !e->xe_failed &&
-        !(cur & XP_OWN) && xmv_acquire(e, pg))
+    if (want == XP_WRITE && tx->tx_update && !tx->tx_failed &&
+        !(cur & XP_OWN) && xcm_acquire(e, pg))
         flags |= XP_OWN;
     /* A page newer than the snapshot: read the newer version if the
      * snapshot can move forward, else the transaction will not validate
      * (updates only; a query reads its snapshot). */
-    if (e->xe_update && !e->xe_failed && xmv_newest(e, pg) > e->xe_snap &&
-        !xmv_extend(e)) {
-        e->xe_failed = 1;
-        e->xe_conflict = 1;
+    if (tx->tx_update && !tx->tx_failed &&
+        xseg_newest(&e->xe_seg, pg) > tx->tx_snap &&
+        !xcm_extend(e)) {
+        tx->tx_failed = 1;
+        tx->tx_conflict = 1;
     }
     if (!holds_version(cur) && (rc = load(e, pg)) != 0)
         return rc;
@@ -234,7 +249,7 @@ int xac_grant(uint32_t pg, int want, int by_wp)
      * write-protected: a write grant (setPageAccess, no fault) is one
      * ioctl that lifts the protection, not a UFFDIO_CONTINUE that fails
      * with EEXIST first. */
-    if (e->xe_pte && want == XP_WRITE && holds_version(cur))
+    if (e->xe_wp.wp_pte && want == XP_WRITE && holds_version(cur))
         by_wp = 1;
     /* Mapped read-write and write-protected: one ioctl opens it. */
     if (by_wp) {
@@ -243,9 +258,9 @@ int xac_grant(uint32_t pg, int want, int by_wp)
         mark(e, pg, want | flags);
         return 0;
     }
-    if (e->xe_pte)
+    if (e->xe_wp.wp_pte)
         return grant_pte(e, pg, want, flags);
-    if (want == XP_READ && e->xe_wp_now && grant_read_wp(e, pg, flags) == 0)
+    if (want == XP_READ && e->xe_wp.wp_now && grant_read_wp(e, pg, flags) == 0)
         return 0;
     /* Through mprotect, a protection the entry may carry must go too. */
     if (want == XP_WRITE && (cur & XP_WP) && (rc = lift(e, pg)) != 0)
@@ -300,7 +315,7 @@ static void say(const char *msg)
 static void chain(int sig, siginfo_t *si, void *uc)
 {
     const struct sigaction *o =
-        sig == SIGBUS ? &xac_env.xe_oldbus : &xac_env.xe_oldsegv;
+        sig == SIGBUS ? &xac_env.xe_flt.ft_oldbus : &xac_env.xe_flt.ft_oldsegv;
     struct sigaction dfl;
 
     if (o->sa_flags & SA_SIGINFO) {
@@ -322,6 +337,8 @@ static void chain(int sig, siginfo_t *si, void *uc)
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     struct xac_env *e = &xac_env;
+    struct xmap *mp = &e->xe_map;
+    struct xtxn *tx = &e->xe_tx;
     int saved = errno;
     char *a = si->si_addr;
     uint32_t pg;
@@ -331,16 +348,16 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
      * write to a write-protected page, or under page-table access any
      * access to a page with no entry; the memory file is as long as the
      * segment, so nothing else raises it there. */
-    if (si->si_code > 0 && e->xe_depth > 0 && e->xe_base != NULL &&
-        a >= e->xe_base && a < e->xe_base + e->xe_len &&
-        (!bus || e->xe_uffd >= 0)) {
-        pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
-        cur = e->xe_pstate[pg] & XP_LEVEL;
+    if (si->si_code > 0 && tx->tx_depth > 0 && mp->mp_base != NULL &&
+        a >= mp->mp_base && a < mp->mp_base + mp->mp_len &&
+        (!bus || e->xe_wp.wp_fd >= 0)) {
+        pg = (uint32_t)((size_t)(a - mp->mp_base) >> e->xe_pshift);
+        cur = tx->tx_pstate[pg] & XP_LEVEL;
         /* Only a page that is mapped (readable) can be write-protected. */
-        if (e->xe_pte)
-            by_wp = holds_version(e->xe_pstate[pg]);
+        if (e->xe_wp.wp_pte)
+            by_wp = holds_version(tx->tx_pstate[pg]);
         /* Readable pages (in the readset, or kept) fault only on writes. */
-        want = (by_wp || cur == XP_READ || (e->xe_pstate[pg] & XP_KEPT) ||
+        want = (by_wp || cur == XP_READ || (tx->tx_pstate[pg] & XP_KEPT) ||
                 fault_is_write(uc)) ? XP_WRITE : XP_READ;
         if (cur == XP_WRITE && by_wp && lift(e, pg) == 0) {
             /* A protection left from before the mapping opened. */
@@ -349,11 +366,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         }
         if (cur == XP_WRITE) {
             say("libxac: fault on a page the transaction may write\n");
-        } else if (want == XP_WRITE && e->xe_qdepth != 0) {
+        } else if (want == XP_WRITE && tx->tx_qdepth != 0) {
             say("libxac: write to the segment in a read-only transaction "
                 "(xbeginQuery)\n");
-        } else if (xac_grant(pg, want, by_wp) == 0) {
-            e->xe_faults++;
+        } else if (xflt_grant(pg, want, by_wp) == 0) {
+            e->xe_flt.ft_faults++;
             errno = saved;
             return;
         } else {
@@ -364,7 +381,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
-int xac_fault_install(void)
+int xflt_install(void)
 {
     struct sigaction sa;
 
@@ -372,17 +389,17 @@ int xac_fault_install(void)
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (xos.sigaction(SIGSEGV, &sa, &xac_env.xe_oldsegv) != 0)
+    if (xos.sigaction(SIGSEGV, &sa, &xac_env.xe_flt.ft_oldsegv) != 0)
         return errno;
-    if (xos.sigaction(SIGBUS, &sa, &xac_env.xe_oldbus) != 0) {
-        AZ(xos.sigaction(SIGSEGV, &xac_env.xe_oldsegv, NULL));
+    if (xos.sigaction(SIGBUS, &sa, &xac_env.xe_flt.ft_oldbus) != 0) {
+        AZ(xos.sigaction(SIGSEGV, &xac_env.xe_flt.ft_oldsegv, NULL));
         return errno;
     }
     return 0;
 }
 
-void xac_fault_uninstall(void)
+void xflt_uninstall(void)
 {
-    AZ(xos.sigaction(SIGSEGV, &xac_env.xe_oldsegv, NULL));
-    AZ(xos.sigaction(SIGBUS, &xac_env.xe_oldbus, NULL));
+    AZ(xos.sigaction(SIGSEGV, &xac_env.xe_flt.ft_oldsegv, NULL));
+    AZ(xos.sigaction(SIGBUS, &xac_env.xe_flt.ft_oldbus, NULL));
 }

@@ -152,25 +152,32 @@ int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof)
     return 0;
 }
 
-unsigned long long xos_proc_start(pid_t pid)
+const char *xos_proc_stat(pid_t pid, char *buf, size_t n)
 {
-    char path[64], buf[1024];
-    unsigned long long start = 0;
-    int fd, field;
-    ssize_t n;
-    char *p;
+    char path[64];
+    ssize_t got;
+    int fd;
 
     snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
     fd = xos.open(path, O_RDONLY, 0);
     if (fd < 0)
-        return 0;
-    n = xos.pread(fd, buf, sizeof buf - 1, 0);
+        return NULL;
+    got = xos.pread(fd, buf, n - 1, 0);
     xos.close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* The command name (field 2) may contain spaces; count from its ')'. */
-    p = strrchr(buf, ')');
+    if (got <= 0)
+        return NULL;
+    buf[got] = '\0';
+    /* The command name (field 2) may contain spaces and parentheses. */
+    return strrchr(buf, ')');
+}
+
+unsigned long long xos_proc_start(pid_t pid)
+{
+    char buf[1024];
+    unsigned long long start = 0;
+    const char *p = xos_proc_stat(pid, buf, sizeof buf);
+    int field;
+
     if (p == NULL)
         return 0;
     for (field = 2; *p != '\0' && field < 22; p++)

@@ -1,7 +1,7 @@
 /* xac_txn.c: beginning and ending transactions, and the advisory
  * function.
  *
- * Commit validates and publishes the writeset (xac_mvcc.c: in place in the
+ * Commit validates and publishes the writeset (xac_commit.c: in place in the
  * file when no other transaction runs, else as new versions in the pool),
  * then revokes access with one mprotect(PROT_NONE) per run of touched
  * pages (one MADV_DONTNEED under page-table access, xac_wp.c).  Abort
@@ -23,8 +23,12 @@
 
 #include "xac.h"
 #include "xac_assert.h"
+#include "xac_commit.h"
+#include "xac_group.h"
 #include "xac_int.h"
+#include "xac_log.h"
 #include "xac_os.h"
+#include "xac_wp.h"
 
 /* Above this many runs, one mprotect over the whole span is cheaper. */
 #define RUNS_MAX 64
@@ -38,9 +42,11 @@ static int cmp_u32(const void *a, const void *b)
 
 static void sort_touched(struct xac_env *e)
 {
-    if (!e->xe_tsorted)
-        qsort(e->xe_touched, e->xe_ntouched, sizeof *e->xe_touched, cmp_u32);
-    e->xe_tsorted = 1;
+    struct xtxn *tx = &e->xe_tx;
+    if (!tx->tx_tsorted)
+        qsort(tx->tx_touched, tx->tx_ntouched, sizeof *tx->tx_touched,
+              cmp_u32);
+    tx->tx_tsorted = 1;
 }
 
 /* The next run of list t (sorted) from index *i on: consecutive pages for
@@ -48,12 +54,12 @@ static void sort_touched(struct xac_env *e)
 static int next_run(const struct xac_env *e, const uint32_t *t, size_t n,
                     int (*pick)(uint8_t), size_t *i, size_t *j)
 {
-    while (*i < n && !pick(e->xe_pstate[t[*i]]))
+    while (*i < n && !pick(e->xe_tx.tx_pstate[t[*i]]))
         (*i)++;
     if (*i == n)
         return 0;
     for (*j = *i + 1; *j < n && t[*j] == t[*j - 1] + 1 &&
-                      pick(e->xe_pstate[t[*j]]);
+                      pick(e->xe_tx.tx_pstate[t[*j]]);
          (*j)++)
         ;
     return 1;
@@ -65,7 +71,7 @@ static int next_run(const struct xac_env *e, const uint32_t *t, size_t n,
 /* Set protection prot on the pages of list t (sorted, n > 0) for which
  * pick(state) holds: one mprotect (or write protection) per run, or one
  * over the whole span when there are many runs and prot is PROT_NONE
- * (which only merges mappings).  Under page-table access (xe_pte) only
+ * (which only merges mappings).  Under page-table access (wp_pte) only
  * PROT_NONE (one MADV_DONTNEED per run: a span would also drop kept
  * pages in between) and PROT_WP can be set.  Returns 0 or -1. */
 static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
@@ -79,18 +85,18 @@ static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
         runs++;
     if (runs == 0)
         return 0;
-    if (runs > RUNS_MAX && prot == PROT_NONE && !e->xe_pte)
-        return xos.mprotect(e->xe_base + ((size_t)t[0] << sh),
+    if (runs > RUNS_MAX && prot == PROT_NONE && !e->xe_wp.wp_pte)
+        return xos.mprotect(e->xe_map.mp_base + ((size_t)t[0] << sh),
                             (size_t)(t[n - 1] - t[0] + 1) << sh, PROT_NONE);
     for (i = 0; next_run(e, t, n, pick, &i, &j); i = j) {
         if (prot == PROT_WP)
-            rc = xwp_protect(e, t[i], j - i, 1);
-        else if (e->xe_pte && prot == PROT_NONE)
-            rc = xwp_revoke(e, t[i], j - i);
-        else if (e->xe_pte)
+            rc = xwp_protect(&e->xe_wp, t[i], j - i, 1);
+        else if (e->xe_wp.wp_pte && prot == PROT_NONE)
+            rc = xwp_revoke(&e->xe_wp, t[i], j - i);
+        else if (e->xe_wp.wp_pte)
             rc = -1; /* the mapping stays read-write */
         else
-            rc = xos.mprotect(e->xe_base + ((size_t)t[i] << sh),
+            rc = xos.mprotect(e->xe_map.mp_base + ((size_t)t[i] << sh),
                               (j - i) << sh, prot);
         if (rc != 0)
             return -1;
@@ -101,10 +107,10 @@ static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
 /* The last resort: revoke the whole segment (always one mapping). */
 static void revoke_all(struct xac_env *e)
 {
-    if (e->xe_pte)
-        AZ(xwp_revoke(e, 0, e->xe_npages));
+    if (e->xe_wp.wp_pte)
+        AZ(xwp_revoke(&e->xe_wp, 0, e->xe_map.mp_npages));
     else
-        AZ(xos.mprotect(e->xe_base, e->xe_len, PROT_NONE));
+        AZ(xos.mprotect(e->xe_map.mp_base, e->xe_map.mp_len, PROT_NONE));
 }
 
 static int any_page(uint8_t st)
@@ -126,18 +132,19 @@ static int written_page(uint8_t st)
 /* Revoke every kept page. */
 static void drop_kept(struct xac_env *e)
 {
+    struct xtxn *tx = &e->xe_tx;
     size_t i;
 
-    if (e->xe_nkept == 0)
+    if (tx->tx_nkept == 0)
         return;
-    qsort(e->xe_kept, e->xe_nkept, sizeof *e->xe_kept, cmp_u32);
+    qsort(tx->tx_kept, tx->tx_nkept, sizeof *tx->tx_kept, cmp_u32);
     /* If the kernel refuses, the whole segment is one mapping (the
      * caller has no touched pages open). */
-    if (protect_runs(e, e->xe_kept, e->xe_nkept, kept_page, PROT_NONE) != 0)
+    if (protect_runs(e, tx->tx_kept, tx->tx_nkept, kept_page, PROT_NONE) != 0)
         revoke_all(e);
-    for (i = 0; i < e->xe_nkept; i++)
-        e->xe_pstate[e->xe_kept[i]] &= (uint8_t)~(XP_KEPT | XP_LISTED);
-    e->xe_nkept = 0;
+    for (i = 0; i < tx->tx_nkept; i++)
+        tx->tx_pstate[tx->tx_kept[i]] &= (uint8_t)~(XP_KEPT | XP_LISTED);
+    tx->tx_nkept = 0;
 }
 
 /* Forget which versions the working memory holds (xac_fault.c, load). */
@@ -145,43 +152,45 @@ static void forget_contents(struct xac_env *e)
 {
     /* Zero pages again, and no memory kept for them; a refusal costs a
      * pass over the table instead. */
-    if (xos.madvise(e->xe_have, HAVE_BYTES(e), MADV_DONTNEED) != 0)
-        memset(e->xe_have, 0, HAVE_BYTES(e));
+    if (xos.madvise(e->xe_map.mp_have, xmap_have_bytes(&e->xe_map),
+                    MADV_DONTNEED) != 0)
+        memset(e->xe_map.mp_have, 0, xmap_have_bytes(&e->xe_map));
 }
 
 /* Empty the working memory once XAC_WORKING_MIB of copies went into it.
  * No page may be open or kept: their contents go. */
 static void trim(struct xac_env *e)
 {
-    if (e->xe_loaded < e->xe_trim_pages)
+    if (e->xe_map.mp_loaded < e->xe_map.mp_trim_pages)
         return;
     drop_kept(e);
     /* Best effort: if the hole cannot be punched, the memory stays.  The
      * contents go either way, as far as load() knows. */
-    (void)xos.fallocate(e->xe_memfd,
+    (void)xos.fallocate(e->xe_map.mp_memfd,
                         FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-                        (off_t)e->xe_len);
+                        (off_t)e->xe_map.mp_len);
     forget_contents(e);
-    e->xe_loaded = 0;
+    e->xe_map.mp_loaded = 0;
 }
 
 /* Revoke access to every touched page and forget them. */
 static void release_pages(struct xac_env *e)
 {
+    struct xtxn *tx = &e->xe_tx;
     size_t i;
 
-    if (e->xe_ntouched > 0 &&
-        protect_runs(e, e->xe_touched, e->xe_ntouched, any_page,
+    if (tx->tx_ntouched > 0 &&
+        protect_runs(e, tx->tx_touched, tx->tx_ntouched, any_page,
                      PROT_NONE) != 0) {
         revoke_all(e);
-        for (i = 0; i < e->xe_nkept; i++)
-            e->xe_pstate[e->xe_kept[i]] &= (uint8_t)~XP_KEPT;
+        for (i = 0; i < tx->tx_nkept; i++)
+            tx->tx_pstate[tx->tx_kept[i]] &= (uint8_t)~XP_KEPT;
     }
-    xmv_end(e);
-    for (i = 0; i < e->xe_ntouched; i++)
-        e->xe_pstate[e->xe_touched[i]] &= XP_STICKY;
-    e->xe_ntouched = 0;
-    e->xe_tsorted = 1;
+    xcm_end(e);
+    for (i = 0; i < tx->tx_ntouched; i++)
+        tx->tx_pstate[tx->tx_touched[i]] &= XP_STICKY;
+    tx->tx_ntouched = 0;
+    tx->tx_tsorted = 1;
     drop_kept(e);
 }
 
@@ -192,68 +201,73 @@ static void release_pages(struct xac_env *e)
  * where the segment has a userfaultfd, which leaves the mapping alone. */
 static void keep_pages(struct xac_env *e, int ok)
 {
+    struct xtxn *tx = &e->xe_tx;
     uint32_t pg;
     size_t i;
-    int wp = ok && e->xe_uffd >= 0;
+    int wp = ok && e->xe_wp.wp_fd >= 0;
 
-    if (wp && protect_runs(e, e->xe_touched, e->xe_ntouched, written_page,
+    if (wp && protect_runs(e, tx->tx_touched, tx->tx_ntouched, written_page,
                            PROT_WP) != 0)
         wp = 0; /* fall back to mprotect, below */
-    if (!wp && protect_runs(e, e->xe_touched, e->xe_ntouched, written_page,
+    if (!wp && protect_runs(e, tx->tx_touched, tx->tx_ntouched, written_page,
                             ok ? PROT_READ : PROT_NONE) != 0) {
         release_pages(e);
         return;
     }
-    xmv_end(e);
-    for (i = 0; i < e->xe_ntouched; i++) {
-        pg = e->xe_touched[i];
-        if (!ok && written_page(e->xe_pstate[pg])) {
-            e->xe_pstate[pg] &= XP_STICKY;
+    xcm_end(e);
+    for (i = 0; i < tx->tx_ntouched; i++) {
+        pg = tx->tx_touched[i];
+        if (!ok && written_page(tx->tx_pstate[pg])) {
+            tx->tx_pstate[pg] &= XP_STICKY;
             continue;
         }
-        if (wp && written_page(e->xe_pstate[pg]))
-            e->xe_pstate[pg] |= XP_WP;
-        if (!(e->xe_pstate[pg] & XP_LISTED))
-            e->xe_kept[e->xe_nkept++] = pg;
-        e->xe_pstate[pg] = (uint8_t)(XP_KEPT | XP_LISTED |
-                                     (e->xe_pstate[pg] & XP_WP));
+        if (wp && written_page(tx->tx_pstate[pg]))
+            tx->tx_pstate[pg] |= XP_WP;
+        if (!(tx->tx_pstate[pg] & XP_LISTED)) {
+            XASSERT(tx->tx_nkept < tx->tx_tcap); /* listed once each */
+            tx->tx_kept[tx->tx_nkept++] = pg;
+        }
+        tx->tx_pstate[pg] = (uint8_t)(XP_KEPT | XP_LISTED |
+                                     (tx->tx_pstate[pg] & XP_WP));
     }
-    e->xe_ntouched = 0;
-    e->xe_tsorted = 1;
+    tx->tx_ntouched = 0;
+    tx->tx_tsorted = 1;
     /* Kept pages hold the versions current at the snapshot, or at our
      * commit if it came right after it; otherwise another process
      * committed in between, and the next xbegin revokes them. */
-    if (e->xe_committed_at == 0)
-        e->xe_kept_stamp = e->xe_snap;
-    else if (e->xe_committed_at == e->xe_snap + 1)
-        e->xe_kept_stamp = e->xe_committed_at;
+    if (tx->tx_committed_at == 0)
+        tx->tx_kept_stamp = tx->tx_snap;
+    else if (tx->tx_committed_at == tx->tx_snap + 1)
+        tx->tx_kept_stamp = tx->tx_committed_at;
     else
-        e->xe_kept_stamp = UINT64_MAX;
+        tx->tx_kept_stamp = UINT64_MAX;
 }
 
-/* Our commit published the written pages as versions xe_committed_at:
+/* Our commit published the written pages as versions tx_committed_at:
  * the working memory holds those. */
 static void name_written(struct xac_env *e)
 {
+    struct xtxn *tx = &e->xe_tx;
     size_t i;
 
-    for (i = 0; i < e->xe_ntouched; i++)
-        if (written_page(e->xe_pstate[e->xe_touched[i]]))
-            e->xe_have[e->xe_touched[i]] = e->xe_committed_at + 1;
+    for (i = 0; i < tx->tx_ntouched; i++)
+        if (written_page(tx->tx_pstate[tx->tx_touched[i]]))
+            e->xe_map.mp_have[tx->tx_touched[i]] = tx->tx_committed_at + 1;
 }
 
-int xac_txn_finish(int commit)
+static int txn_finish(int commit)
 {
     struct xac_env *e = &xac_env;
+    struct xtxn *tx = &e->xe_tx;
     int rc = 0;
 
     sort_touched(e);
-    e->xe_committed_at = 0;
+    tx->tx_committed_at = 0;
     if (commit)
-        rc = xmv_commit(e);
-    if (e->xe_committed_at != 0)
+        rc = xcm_commit(e);
+    if (tx->tx_committed_at != 0)
         name_written(e);
-    if (e->xe_keep && xmv_alone(e))
+    if (tx->tx_keep && xcm_alone(e))
         keep_pages(e, commit && rc == 0);
     else
         release_pages(e);
@@ -264,55 +278,59 @@ int xac_txn_finish(int commit)
 static int txn_start(int query)
 {
     struct xac_env *e = &xac_env;
+    struct xtxn *tx = &e->xe_tx;
     int alone;
 
     if (!e->xe_inited)
         return XAC_ENOTINIT;
-    if (e->xe_base == NULL)
+    if (e->xe_map.mp_base == NULL)
         return XAC_ENOTMAPPED;
-    if (e->xe_depth > 0) {
-        if (e->xe_qdepth != 0 && !query)
+    if (tx->tx_depth > 0) {
+        if (tx->tx_qdepth != 0 && !query)
             return XAC_EQUERY;
-        e->xe_depth++;
-        if (query && e->xe_qdepth == 0)
-            e->xe_qdepth = e->xe_depth;
+        tx->tx_depth++;
+        if (query && tx->tx_qdepth == 0)
+            tx->tx_qdepth = tx->tx_depth;
         return 0;
     }
-    if (!query && xlog_failed(e))
+    if (!query && xlog_failed(&e->xe_log))
         return XAC_EIO;
-    e->xe_failed = 0;
-    e->xe_conflict = 0;
-    e->xe_nbefore = 0;
-    e->xe_update = !query;
-    xmv_begin(e);
+    tx->tx_failed = 0;
+    tx->tx_conflict = 0;
+    xlog_forget_before(&e->xe_log);
+    tx->tx_update = !query;
+    xcm_begin(e);
+    if (e->xe_log.lg_durable)
+        xgrp_note_cpu(&e->xe_log); /* for a sibling choosing the leader */
     /* One look at the other slots serves both uses below. */
-    alone = (e->xe_nkept > 0 || e->xe_uffd >= 0) && xmv_alone(e);
-    e->xe_wp_now = e->xe_uffd >= 0 && e->xe_keep && alone;
+    alone = (tx->tx_nkept > 0 || e->xe_wp.wp_fd >= 0) && xcm_alone(e);
+    e->xe_wp.wp_now = e->xe_wp.wp_fd >= 0 && tx->tx_keep && alone;
     /* Kept pages are valid only if nobody else committed since they were
      * (and stay so only while nobody else is attached). */
-    if (e->xe_nkept > 0 && (e->xe_snap != e->xe_kept_stamp || !alone))
+    if (tx->tx_nkept > 0 && (tx->tx_snap != tx->tx_kept_stamp || !alone))
         drop_kept(e);
-    e->xe_qdepth = query ? 1 : 0;
-    e->xe_depth = 1;
+    tx->tx_qdepth = query ? 1 : 0;
+    tx->tx_depth = 1;
     return 0;
 }
 
 /* Randomized exponential backoff after a conflict abort. */
 static void backoff(struct xac_env *e)
 {
+    struct xtxn *tx = &e->xe_tx;
     uint64_t lim, us;
     struct timespec ts;
 
-    if (e->xe_backoff_us == 0)
+    if (tx->tx_backoff_us == 0)
         return;
-    if (e->xe_aborts < 30)
-        e->xe_aborts++;
-    lim = (uint64_t)1 << e->xe_aborts;
-    if (lim > e->xe_backoff_us)
-        lim = e->xe_backoff_us;
-    e->xe_rand = e->xe_rand * 6364136223846793005ULL + 1442695040888963407ULL +
-                 (uint64_t)e->xe_ctl.cx_slot;
-    us = (e->xe_rand >> 33) % (lim + 1);
+    if (tx->tx_aborts < 30)
+        tx->tx_aborts++;
+    lim = (uint64_t)1 << tx->tx_aborts;
+    if (lim > tx->tx_backoff_us)
+        lim = tx->tx_backoff_us;
+    tx->tx_rand = tx->tx_rand * 6364136223846793005ULL +
+                  1442695040888963407ULL + (uint64_t)e->xe_ctl.cx_slot;
+    us = (tx->tx_rand >> 33) % (lim + 1);
     ts.tv_sec = (time_t)(us / 1000000);
     ts.tv_nsec = (long)(us % 1000000) * 1000L;
     xos.nanosleep(&ts, NULL);
@@ -321,34 +339,35 @@ static void backoff(struct xac_env *e)
 static int txn_stop(int query)
 {
     struct xac_env *e = &xac_env;
+    struct xtxn *tx = &e->xe_tx;
     int in_query, commit, rc;
 
-    if (e->xe_depth == 0)
+    if (tx->tx_depth == 0)
         return XAC_ENOTXN;
-    in_query = e->xe_qdepth != 0 && e->xe_depth >= e->xe_qdepth;
+    in_query = tx->tx_qdepth != 0 && tx->tx_depth >= tx->tx_qdepth;
     if (in_query != query)
         return XAC_EQUERY;
-    if (e->xe_depth == e->xe_qdepth)
-        e->xe_qdepth = 0;
-    if (e->xe_depth > 1) {
-        e->xe_depth--;
-        if (e->xe_update && !e->xe_failed && xmv_doomed(e))
-            e->xe_failed = e->xe_conflict = 1;
-        return e->xe_failed ? FAILED : PENDING;
+    if (tx->tx_depth == tx->tx_qdepth)
+        tx->tx_qdepth = 0;
+    if (tx->tx_depth > 1) {
+        tx->tx_depth--;
+        if (tx->tx_update && !tx->tx_failed && xcm_doomed(e))
+            tx->tx_failed = tx->tx_conflict = 1;
+        return tx->tx_failed ? FAILED : PENDING;
     }
-    if (e->xe_update && !e->xe_failed && xmv_doomed(e))
-        e->xe_failed = e->xe_conflict = 1;
-    commit = !e->xe_failed && !query;
-    rc = xac_txn_finish(commit);
-    e->xe_depth = 0;
+    if (tx->tx_update && !tx->tx_failed && xcm_doomed(e))
+        tx->tx_failed = tx->tx_conflict = 1;
+    commit = !tx->tx_failed && !query;
+    rc = txn_finish(commit);
+    tx->tx_depth = 0;
     if (rc == XAC_EIO)
         return rc;
     if (rc == ABORTED || rc == XAC_EFULL || (!commit && !query)) {
-        if (e->xe_conflict || rc == ABORTED)
+        if (tx->tx_conflict || rc == ABORTED)
             backoff(e);
         return rc == XAC_EFULL ? rc : ABORTED;
     }
-    e->xe_aborts = 0;
+    tx->tx_aborts = 0;
     if (rc != 0)
         return rc;
     return COMMITTED;
@@ -376,58 +395,78 @@ int xendQuery(void)
 
 int xFail(void)
 {
-    if (xac_env.xe_depth == 0)
+    if (xac_env.xe_tx.tx_depth == 0)
         return XAC_ENOTXN;
-    xac_env.xe_failed = 1;
+    xac_env.xe_tx.tx_failed = 1;
     return 0;
 }
 
 int xValidate(void)
 {
     struct xac_env *e = &xac_env;
+    struct xtxn *tx = &e->xe_tx;
 
-    if (e->xe_depth == 0)
+    if (tx->tx_depth == 0)
         return XAC_ENOTXN;
-    if (e->xe_update && !e->xe_failed && (xmv_doomed(e) || xmv_stale(e)))
-        e->xe_failed = e->xe_conflict = 1;
-    return e->xe_failed ? FAILED : PENDING;
+    if (tx->tx_update && !tx->tx_failed && (xcm_doomed(e) || xcm_stale(e)))
+        tx->tx_failed = tx->tx_conflict = 1;
+    return tx->tx_failed ? FAILED : PENDING;
 }
 
 int setPageAccess(void *addr, int mode)
 {
     struct xac_env *e = &xac_env;
+    struct xtxn *tx = &e->xe_tx;
     char *a = addr;
     uint32_t pg;
     int want;
 
-    if (e->xe_depth == 0)
+    if (tx->tx_depth == 0)
         return XAC_ENOTXN;
     if (mode != READ && mode != READ_WRITE)
         return XAC_EINVAL;
-    if (a < e->xe_base || a >= e->xe_base + e->xe_len)
+    if (a < e->xe_map.mp_base || a >= e->xe_map.mp_base + e->xe_map.mp_len)
         return XAC_EBADADDR;
     want = mode == READ ? XP_READ : XP_WRITE;
-    if (want == XP_WRITE && e->xe_qdepth != 0)
+    if (want == XP_WRITE && tx->tx_qdepth != 0)
         return XAC_EQUERY;
-    pg = (uint32_t)((size_t)(a - e->xe_base) >> e->xe_pshift);
-    if ((e->xe_pstate[pg] & XP_LEVEL) >= want)
+    pg = (uint32_t)((size_t)(a - e->xe_map.mp_base) >> e->xe_pshift);
+    if ((tx->tx_pstate[pg] & XP_LEVEL) >= want)
         return 0;
-    return xac_grant(pg, want, 0);
+    return xflt_grant(pg, want, 0);
 }
 
 int xSetKeepPages(int on)
 {
     struct xac_env *e = &xac_env;
-    int was = e->xe_keep;
+    struct xtxn *tx = &e->xe_tx;
+    int was = tx->tx_keep;
 
     if (!e->xe_inited)
         return XAC_ENOTINIT;
-    if (e->xe_depth > 0)
+    if (tx->tx_depth > 0)
         return XAC_EINTXN;
-    e->xe_keep = on != 0;
-    if (!e->xe_keep && e->xe_base != NULL)
+    tx->tx_keep = on != 0;
+    if (!tx->tx_keep && e->xe_map.mp_base != NULL)
         drop_kept(e);
-    if (e->xe_keep && e->xe_base != NULL && e->xe_uffd < 0)
-        xwp_open(e, 0); /* mapped while keeping was off */
+    if (tx->tx_keep && e->xe_map.mp_base != NULL && e->xe_wp.wp_fd < 0)
+        xwp_open(&e->xe_wp, e->xe_map.mp_base, e->xe_map.mp_len, e->xe_psize,
+                 e->xe_pshift, 1, 0); /* mapped while keeping was off */
     return was;
+}
+
+int xSetPolicy(int policy, unsigned backoff_us)
+{
+    struct xac_env *e = &xac_env;
+    struct xtxn *tx = &e->xe_tx;
+
+    if (!e->xe_inited)
+        return XAC_ENOTINIT;
+    if (policy < XAC_POLICY_SELF_ABORT || policy > XAC_POLICY_POLITE)
+        return XAC_EINVAL;
+    if (tx->tx_depth > 0)
+        return XAC_EINTXN;
+    tx->tx_policy = policy;
+    tx->tx_backoff_us = backoff_us;
+    return 0;
 }

@@ -16,7 +16,7 @@
  *    lifts the protection of that one page.  The commit puts it back with
  *    one ioctl per run of written pages.  Untouched pages stay PROT_NONE.
  *
- * 2. Page-table access (xe_pte; XAC_PTE=0 turns it off).  Granting and
+ * 2. Page-table access (wp_pte; XAC_PTE=0 turns it off).  Granting and
  *    revoking access with mprotect splits the segment's mapping around the
  *    page and merges it back: with 4 processes inserting into a B+-tree
  *    that was about a quarter of all CPU time.  Where the kernel can, the
@@ -36,7 +36,7 @@
  * Where userfaultfd or write protection of shared memory is missing
  * (before Linux 5.19, valgrind, a seccomp policy,
  * vm.unprivileged_userfaultfd without UFFD_USER_MODE_ONLY) or XAC_UFFD=0,
- * xe_uffd stays -1 and every change of access is an mprotect, as in the
+ * wp_fd stays -1 and every change of access is an mprotect, as in the
  * thesis.
  */
 #include <errno.h>
@@ -46,8 +46,9 @@
 #include <sys/mman.h>
 #include <string.h>
 
-#include "xac_int.h"
+#include "xac_assert.h"
 #include "xac_os.h"
+#include "xac_wp.h"
 
 /* Linux 5.11; only the constant may be missing from older headers. */
 #ifndef UFFD_USER_MODE_ONLY
@@ -101,29 +102,36 @@ static int ready(int fd, char *base, size_t len, int pte)
  * have no entries yet, so every first access still faults.  1 on
  * success; else the mapping is still PROT_NONE (closing fd unregisters
  * it). */
-static int pte_ready(struct xac_env *e, int fd)
+static int pte_ready(struct xwp *wp, int fd)
 {
-    if (!ready(fd, e->xe_base, e->xe_len, 1))
+    if (!ready(fd, wp->wp_base, wp->wp_len, 1))
         return 0;
-    return xos.mprotect(e->xe_base, e->xe_len, PROT_READ | PROT_WRITE) == 0;
+    return xos.mprotect(wp->wp_base, wp->wp_len, PROT_READ | PROT_WRITE) ==
+           0;
 }
 
-void xwp_open(struct xac_env *e, int fresh)
+void xwp_open(struct xwp *wp, char *base, size_t len, size_t psize,
+              unsigned pshift, int keep, int fresh)
 {
     int fd;
 
-    e->xe_uffd = -1;
-    e->xe_pte = 0;
-    e->xe_cont_wp = 1;
-    if (!e->xe_uffd_want)
+    XASSERT(((size_t)1 << pshift) == psize && len % psize == 0);
+    wp->wp_base = base;
+    wp->wp_len = len;
+    wp->wp_psize = psize;
+    wp->wp_pshift = pshift;
+    wp->wp_fd = -1;
+    wp->wp_pte = 0;
+    wp->wp_cont = 1;
+    if (!wp->wp_want)
         return;
     /* Only on a fresh mapping: one used under mprotect may hold entries
      * of revoked pages, which opening the mapping would open too. */
-    if (e->xe_pte_want && fresh) {
+    if (wp->wp_pte_want && fresh) {
         fd = new_fd();
-        if (fd >= 0 && pte_ready(e, fd)) {
-            e->xe_uffd = fd;
-            e->xe_pte = 1;
+        if (fd >= 0 && pte_ready(wp, fd)) {
+            wp->wp_fd = fd;
+            wp->wp_pte = 1;
             return;
         }
         if (fd >= 0)
@@ -132,64 +140,66 @@ void xwp_open(struct xac_env *e, int fresh)
     /* Write protection alone pays only while pages are kept: a registered
      * mapping makes every mprotect and fault a little dearer (page_touch's
      * b rose ~15%). */
-    if (!e->xe_keep)
+    if (!keep)
         return;
     fd = new_fd();
     if (fd < 0)
         return;
-    if (!ready(fd, e->xe_base, e->xe_len, 0)) {
+    if (!ready(fd, base, len, 0)) {
         xos.close(fd);
         return;
     }
-    e->xe_uffd = fd;
+    wp->wp_fd = fd;
 }
 
-void xwp_close(struct xac_env *e)
+void xwp_close(struct xwp *wp)
 {
-    if (e->xe_uffd >= 0)
-        xos.close(e->xe_uffd);
-    e->xe_uffd = -1;
-    e->xe_wp_now = 0;
-    e->xe_pte = 0;
+    if (wp->wp_fd >= 0)
+        xos.close(wp->wp_fd);
+    wp->wp_fd = -1;
+    wp->wp_now = 0;
+    wp->wp_pte = 0;
 }
 
-int xwp_protect(struct xac_env *e, uint32_t pg, size_t n, int on)
+int xwp_protect(struct xwp *wp, uint32_t pg, size_t n, int on)
 {
     struct uffdio_writeprotect w;
 
-    if (e->xe_uffd < 0) {
+    if (wp->wp_fd < 0) {
         errno = ENOSYS;
         return -1;
     }
-    w.range.start = (unsigned long)(e->xe_base + ((size_t)pg << e->xe_pshift));
-    w.range.len = n << e->xe_pshift;
+    w.range.start =
+        (unsigned long)(wp->wp_base + ((size_t)pg << wp->wp_pshift));
+    w.range.len = n << wp->wp_pshift;
     w.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
-    return xos.ioctl(e->xe_uffd, UFFDIO_WRITEPROTECT, &w);
+    return xos.ioctl(wp->wp_fd, UFFDIO_WRITEPROTECT, &w);
 }
 
-int xwp_map(struct xac_env *e, uint32_t pg, int wp)
+int xwp_map(struct xwp *wp, uint32_t pg, int wprot)
 {
     struct uffdio_continue c;
 
     memset(&c, 0, sizeof c);
-    c.range.start = (unsigned long)(e->xe_base + ((size_t)pg << e->xe_pshift));
-    c.range.len = e->xe_psize;
-    c.mode = wp && e->xe_cont_wp ? UFFDIO_CONTINUE_MODE_WP : 0;
-    if (xos.ioctl(e->xe_uffd, UFFDIO_CONTINUE, &c) != 0) {
+    c.range.start =
+        (unsigned long)(wp->wp_base + ((size_t)pg << wp->wp_pshift));
+    c.range.len = wp->wp_psize;
+    c.mode = wprot && wp->wp_cont ? UFFDIO_CONTINUE_MODE_WP : 0;
+    if (xos.ioctl(wp->wp_fd, UFFDIO_CONTINUE, &c) != 0) {
         if (errno == EINVAL && c.mode != 0) {
-            e->xe_cont_wp = 0; /* before 6.6: map, then protect */
-            return xwp_map(e, pg, wp);
+            wp->wp_cont = 0; /* before 6.6: map, then protect */
+            return xwp_map(wp, pg, wprot);
         }
         /* Mapped already: then only its protection has to be right. */
         if (errno != EEXIST)
             return -1;
-        return xwp_protect(e, pg, 1, wp);
+        return xwp_protect(wp, pg, 1, wprot);
     }
-    return wp && c.mode == 0 ? xwp_protect(e, pg, 1, 1) : 0;
+    return wprot && c.mode == 0 ? xwp_protect(wp, pg, 1, 1) : 0;
 }
 
-int xwp_revoke(struct xac_env *e, uint32_t pg, size_t n)
+int xwp_revoke(struct xwp *wp, uint32_t pg, size_t n)
 {
-    return xos.madvise(e->xe_base + ((size_t)pg << e->xe_pshift),
-                       n << e->xe_pshift, MADV_DONTNEED);
+    return xos.madvise(wp->wp_base + ((size_t)pg << wp->wp_pshift),
+                       n << wp->wp_pshift, MADV_DONTNEED);
 }

@@ -18,7 +18,7 @@ int main(void)
         abort();
 
     E(xbegin());
-    f0 = xac_env.xe_faults;
+    f0 = xac_env.xe_flt.ft_faults;
     ok = 1;
     for (i = 0; i < NPG; i++) {
         ok = ok && setPageAccess(&x[i * ipp], READ) == 0;
@@ -26,7 +26,7 @@ int main(void)
     }
     test_cond("setPageAccess READ on every page", ok);
     test_cond("reads after setPageAccess READ take no fault",
-              xac_env.xe_faults == f0 && v == 0);
+              xac_env.xe_flt.ft_faults == f0 && v == 0);
     test_cond("setPageAccess on a page already granted",
               setPageAccess(&x[5], READ) == 0);
     /* valgrind 3.19 sometimes delivers this write fault on a read-only
@@ -38,14 +38,14 @@ int main(void)
     } else {
         x[3 * ipp] = 33;
         test_cond("a write after READ faults once to upgrade",
-                  xac_env.xe_faults == f0 + 1);
+                  xac_env.xe_flt.ft_faults == f0 + 1);
     }
     test_cond("commit", xend() == COMMITTED);
     test_cond("the upgraded write is committed",
               tu_int_at("t.db", 3 * (off_t)PAGESIZE) == 33);
 
     E(xbegin());
-    f0 = xac_env.xe_faults;
+    f0 = xac_env.xe_flt.ft_faults;
     ok = 1;
     for (i = 0; i < NPG; i++) {
         ok = ok && setPageAccess((char *)&x[i * ipp] + 100, READ_WRITE) == 0;
@@ -53,7 +53,7 @@ int main(void)
     }
     test_cond("setPageAccess READ_WRITE on every page", ok);
     test_cond("writes after setPageAccess READ_WRITE take no fault",
-              xac_env.xe_faults == f0);
+              xac_env.xe_flt.ft_faults == f0);
     test_cond("the file is untouched before commit",
               tu_int_at("t.db", 3 * (off_t)PAGESIZE) == 33);
     test_cond("commit", xend() == COMMITTED);

@@ -25,7 +25,7 @@ static int enomem_mprotect(void *addr, size_t len, int prot)
  * there already). */
 static void sparse_pass(int *x, size_t sparse, size_t many, int pass)
 {
-    unsigned long esc = xac_env.xe_escalations;
+    unsigned long esc = xac_env.xe_flt.ft_escalations;
     int v = 0, pte = tu_stats().page_table_access;
     size_t i;
 
@@ -40,9 +40,9 @@ static void sparse_pass(int *x, size_t sparse, size_t many, int pass)
               xend() == COMMITTED);
     if (pte)
         test_cond("page-table access took no coarse grant",
-                  xac_env.xe_escalations == esc);
+                  xac_env.xe_flt.ft_escalations == esc);
     else if (!tu_valgrind())
-        test_cond("mprotect took coarse grants", xac_env.xe_escalations > esc);
+        test_cond("mprotect took coarse grants", xac_env.xe_flt.ft_escalations > esc);
     test_cond("its writes are in the file",
               tu_int_at("many.db", 2 * (off_t)PAGESIZE + 4) == 555 + pass &&
                   tu_int_at("many.db",
@@ -101,7 +101,7 @@ int main(void)
     sparse_pass(x, sparse, many, 0);
     if (pte) {
         E(xMunmap("many.db"));
-        xac_env.xe_pte_want = 0; /* as XAC_PTE=0 at xInit */
+        xac_env.xe_wp.wp_pte_want = 0; /* as XAC_PTE=0 at xInit */
         x = xMmap("many.db", npg * PAGESIZE);
         if (x == MAP_FAILED)
             abort();
@@ -112,7 +112,7 @@ int main(void)
 
     /* The same with writes, forced through the coarse path. */
     xos.mprotect = enomem_mprotect;
-    esc = xac_env.xe_escalations;
+    esc = xac_env.xe_flt.ft_escalations;
     E(xbegin());
     x[700 * tu_ipp() + 2] = 7;
     v = x[1200 * tu_ipp()];
@@ -123,7 +123,7 @@ int main(void)
     x[700 * tu_ipp() + 2] = 7;
     test_cond("coarse writes commit", xend() == COMMITTED);
     xos_reset();
-    test_cond("coarse grants were taken", xac_env.xe_escalations > esc);
+    test_cond("coarse grants were taken", xac_env.xe_flt.ft_escalations > esc);
     test_cond("a coarse write is in the file",
               tu_int_at("many.db", 700 * (off_t)PAGESIZE + 8) == 7);
     test_cond("its neighbours are unchanged",

@@ -298,11 +298,11 @@ int main(void)
     *pg(2, READ_WRITE) = 22;
     test_cond("commit while it runs", xend() == COMMITTED);
     {
-        unsigned long esc = xac_env.xe_escalations;
+        unsigned long esc = xac_env.xe_flt.ft_escalations;
         int a, b;
         /* Coarse grants are mprotect's (page-table access splits no
          * mapping): map again as under XAC_PTE=0. */
-        xac_env.xe_pte_want = 0;
+        xac_env.xe_wp.wp_pte_want = 0;
         E(xMunmap("m.db"));
         x = xMmap("m.db", NPG * PAGESIZE);
         test_cond("remapped under mprotect",
@@ -313,10 +313,10 @@ int main(void)
         b = *pg(2, READ);
         test_cond("coarse grants serve pool versions",
                   xend() == COMMITTED && a == 44 && b == 22 &&
-                      xac_env.xe_escalations > esc);
+                      xac_env.xe_flt.ft_escalations > esc);
         xos_reset();
         E(xMunmap("m.db"));
-        xac_env.xe_pte_want = 1;
+        xac_env.xe_wp.wp_pte_want = 1;
         x = xMmap("m.db", NPG * PAGESIZE);
         if (x == MAP_FAILED)
             abort();

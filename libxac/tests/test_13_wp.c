@@ -285,7 +285,7 @@ static void run(int uffd, int pte, int expect_wp, int expect_pte)
                   "commits",
                   xend() == COMMITTED && ok &&
                       tu_int_at(name, 11 * PAGESIZE) == 1111 &&
-                      tu_stats().faults == f + 2 && xac_env.xe_cont_wp == 0);
+                      tu_stats().faults == f + 2 && xac_env.xe_wp.wp_cont == 0);
         xos_reset();
         E(xSetKeepPages(1) == 0 ? 0 : -1);
     }

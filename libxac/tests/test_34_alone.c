@@ -3,7 +3,7 @@
  * through the version pool and the group-commit wait.
  *
  * Alone, the commit appends its record, syncs the log under ch_lock and
- * then writes its pages into the data file (xac_mvcc.c,
+ * then writes its pages into the data file (xac_commit.c,
  * commit_durable_alone).  The WAL rule must still hold: a page reaches
  * the data file only after its record is stable, so a failed sync leaves
  * the data file as it was.

@@ -3,7 +3,7 @@
  * Each leader's sync time goes into a moving average for the CPU it ran
  * on (xac.ctl, ch_cpu_sync_us).  A committer about to lead leaves the lead
  * to a sibling that runs a transaction, or waits, on a CPU at least 10 %
- * faster, for at most the commit delay plus the difference (xac_log.c,
+ * faster, for at most the commit delay plus the difference (xac_group.c,
  * lead_elsewhere).  The fake rounds give each process a CPU through
  * xos.getcpu and preset the averages; the last round uses the real CPUs
  * and the real disk and checks the bookkeeping.

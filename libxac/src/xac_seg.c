@@ -1,0 +1,400 @@
+/* xac_seg.c: the version store's files: attaching to "<dir>/xac.seg" and
+ * "<dir>/xac.pool" (creating them as the first process), detaching,
+ * and ch_lock with the repair of a store whose lock owner died
+ * (xac_seg.h has the rules and the layout).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "xac.h"
+#include "xac_assert.h"
+#include "xac_atomic.h"
+#include "xac_gc.h"
+#include "xac_os.h"
+#include "xac_seg.h"
+
+static size_t rnd(size_t n, size_t ps)
+{
+    return (n + ps - 1) & ~(ps - 1);
+}
+
+void xseg_init(struct xseg *sg, struct xctl *cx, const char *dir,
+               size_t psize, unsigned pshift, int durable)
+{
+    XASSERT(sg->sg_hdr == NULL);
+    sg->sg_ctl = cx;
+    sg->sg_dir = dir;
+    sg->sg_psize = psize;
+    sg->sg_pshift = pshift;
+    sg->sg_durable = durable;
+    sg->sg_datafd = -1;
+    sg->sg_segfd = sg->sg_poolfd = -1;
+}
+
+/* ---- locking and repair ---------------------------------------------- */
+
+/* A process died holding ch_lock.  Rebuild everything the lock guards
+ * from the frame states and the chains: unlink versions of a commit that
+ * never published, rebuild the free list, the limbo FIFO and the ring. */
+static void repair(struct xseg *sg)
+{
+    struct xseg_hdr *h = sg->sg_hdr;
+    uint64_t clock = LD(&xseg_ch(sg)->ch_commits);
+    uint64_t stamp = LD(&xseg_ch(sg)->ch_next_txn);
+    uint32_t f, g, n = h->sh_nframes;
+    uint64_t pg;
+
+    /* Versions newer than the clock belong to an unfinished commit; they
+     * are at the heads of their chains. */
+    for (f = 1; f < n; f++) {
+        struct xfr *fr = &sg->sg_fr[f];
+        if (fr->fr_state == FR_CHAIN && fr->fr_ts > clock) {
+            struct xpe *pe = &sg->sg_pt[fr->fr_page];
+            if (pe->pe_head == f) {
+                ST(&pe->pe_head, fr->fr_next);
+                ST(&pe->pe_newest, fr->fr_next != 0
+                                       ? sg->sg_fr[fr->fr_next].fr_ts
+                                       : pe->pe_ts);
+            }
+            fr->fr_state = FR_ALLOC;
+        }
+    }
+    h->sh_free = 0;
+    h->sh_limbo_head = h->sh_limbo_tail = 0;
+    for (f = 1; f < n; f++) {
+        struct xfr *fr = &sg->sg_fr[f];
+        if (fr->fr_state == FR_CHAIN)
+            continue;
+        /* Readers may still be walking through an unlinked frame, so it
+         * waits in limbo like any other. */
+        if (fr->fr_state == FR_ALLOC || fr->fr_state == FR_LIMBO)
+            xseg_limbo_put(sg, f, stamp);
+        else
+            xseg_free_put(sg, f);
+    }
+    for (pg = h->sh_ring_head; pg != h->sh_ring_tail; pg++)
+        sg->sg_pt[sg->sg_ring[pg % (h->sh_npages + 1)]].pe_ring = 0;
+    for (f = 1; f < n; f++)
+        if (sg->sg_fr[f].fr_page < h->sh_npages)
+            sg->sg_pt[sg->sg_fr[f].fr_page].pe_ring = 0;
+    h->sh_ring_head = h->sh_ring_tail = 0;
+    for (f = 1; f < n; f++) {
+        g = sg->sg_fr[f].fr_page;
+        if (sg->sg_fr[f].fr_state == FR_CHAIN && sg->sg_pt[g].pe_head == f)
+            xseg_ring_push(sg, g);
+    }
+    xseg_ch(sg)->ch_inprog = 0;
+}
+
+void xseg_lock(struct xseg *sg)
+{
+    xctl_lock(sg->sg_ctl);
+    if (xseg_ch(sg)->ch_repair && sg->sg_hdr != NULL) {
+        repair(sg);
+        xseg_ch(sg)->ch_repair = 0;
+    }
+    if (sg->sg_reap) {
+        sg->sg_reap = 0;
+        xctl_reap(sg->sg_ctl);
+    }
+}
+
+void xseg_unlock(struct xseg *sg)
+{
+    xctl_unlock(sg->sg_ctl);
+}
+
+/* ---- the files ------------------------------------------------------- */
+
+static int path_in(char *buf, size_t n, const char *dir, const char *name)
+{
+    return (size_t)snprintf(buf, n, "%s/%s", dir, name) >= n ? ENAMETOOLONG
+                                                              : 0;
+}
+
+void xseg_unmap(struct xseg *sg)
+{
+    if (sg->sg_hdr != NULL)
+        xos.munmap(sg->sg_hdr, sg->sg_len);
+    if (sg->sg_segfd >= 0)
+        xos.close(sg->sg_segfd);
+    if (sg->sg_poolfd >= 0)
+        xos.close(sg->sg_poolfd);
+    free(sg->sg_buf);
+    sg->sg_hdr = NULL;
+    sg->sg_pt = NULL;
+    sg->sg_fr = NULL;
+    sg->sg_ring = NULL;
+    sg->sg_buf = NULL;
+    sg->sg_segfd = sg->sg_poolfd = -1;
+    sg->sg_len = 0;
+    sg->sg_datafd = -1;
+}
+
+static int seg_map(struct xseg *sg, size_t len)
+{
+    struct xseg_hdr *h;
+
+    h = xos.mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+                 sg->sg_segfd, 0);
+    if (h == MAP_FAILED)
+        return errno;
+    sg->sg_hdr = h;
+    sg->sg_len = len;
+    sg->sg_pt = (struct xpe *)((char *)h + h->sh_pgoff);
+    sg->sg_fr = (struct xfr *)((char *)h + h->sh_froff);
+    sg->sg_ring = (uint32_t *)((char *)h + h->sh_ringoff);
+    return 0;
+}
+
+/* Is the existing segment file one we can read? */
+static int seg_valid(struct xseg *sg, const struct stat *sst)
+{
+    struct xseg_hdr h;
+
+    if ((size_t)sst->st_size < sizeof h ||
+        xos_read_all(sg->sg_segfd, (char *)&h, sizeof h, 0, 0) != 0)
+        return 0;
+    return h.sh_magic == XSEG_MAGIC && h.sh_format == XSEG_FORMAT &&
+           h.sh_psize == sg->sg_psize && h.sh_size == (uint64_t)sst->st_size;
+}
+
+/* The previous processes left versions in the pool (they died, or did
+ * not xMunmap): write them into their data file before starting over. */
+static void recover_old(struct xseg *sg, const struct stat *sst,
+                        const struct stat *dst)
+{
+    struct xseg_hdr *h;
+    int fd, rc;
+
+    if (seg_map(sg, (size_t)sst->st_size) != 0)
+        return;
+    h = sg->sg_hdr;
+    if (!h->sh_clean) {
+        if (h->sh_dev == (uint64_t)dst->st_dev &&
+            h->sh_ino == (uint64_t)dst->st_ino) {
+            fd = sg->sg_datafd;
+        } else {
+            h->sh_path[XSEG_PATHMAX - 1] = '\0';
+            fd = xos.open(h->sh_path, O_RDWR, 0);
+        }
+        if (fd >= 0) {
+            rc = xgc_flush_all(sg, fd);
+            if (rc == 0 && xos.fdatasync(fd) == 0)
+                h->sh_clean = 1;
+            if (fd != sg->sg_datafd)
+                xos.close(fd);
+        }
+    }
+    xos.munmap(sg->sg_hdr, sg->sg_len);
+    sg->sg_hdr = NULL;
+    sg->sg_len = 0;
+}
+
+static int seg_create(struct xseg *sg, const struct stat *dst)
+{
+    struct xseg_hdr h;
+    size_t ps = sg->sg_psize;
+    uint64_t np = sg->sg_npages, maxf;
+    char *abs;
+
+    memset(&h, 0, sizeof h);
+    maxf = 2 * np + 4096;
+    if (maxf > ((uint64_t)1 << 31))
+        maxf = (uint64_t)1 << 31;
+    h.sh_format = XSEG_FORMAT;
+    h.sh_psize = (uint32_t)ps;
+    h.sh_npages = np;
+    h.sh_maxframes = maxf;
+    h.sh_dev = (uint64_t)dst->st_dev;
+    h.sh_ino = (uint64_t)dst->st_ino;
+    h.sh_pgoff = rnd(sizeof h, ps);
+    h.sh_froff = h.sh_pgoff + rnd(np * sizeof(struct xpe), ps);
+    h.sh_ringoff = h.sh_froff + rnd(maxf * sizeof(struct xfr), ps);
+    h.sh_size = h.sh_ringoff + rnd((np + 1) * sizeof(uint32_t), ps);
+    h.sh_nframes = 1;
+    abs = realpath(sg->sg_name, NULL);
+    if (abs != NULL) {
+        if (strlen(abs) < XSEG_PATHMAX)
+            memcpy(h.sh_path, abs, strlen(abs) + 1);
+        free(abs);
+    }
+    /* Truncating to 0 first zeroes every old entry. */
+    if (xos.ftruncate(sg->sg_segfd, 0) != 0 ||
+        xos.ftruncate(sg->sg_segfd, (off_t)h.sh_size) != 0 ||
+        xos.ftruncate(sg->sg_poolfd, 0) != 0 ||
+        xos.ftruncate(sg->sg_poolfd, (off_t)(maxf << sg->sg_pshift)) != 0)
+        return errno;
+    if (xos_write_all(sg->sg_segfd, (char *)&h, sizeof h, 0) != 0)
+        return errno;
+    h.sh_magic = XSEG_MAGIC;
+    return xos_write_all(sg->sg_segfd, (char *)&h.sh_magic,
+                         sizeof h.sh_magic, 0);
+}
+
+/* As the first process to map the file: let the kernel drop the file's
+ * clean cached pages (it writes the dirty ones back first).  Whoever
+ * touched the file through a plain mmap() before (a program creating it,
+ * say) left large folios read ahead around the fault and a readahead mark
+ * in them; POSIX_FADV_RANDOM does not stop the mark from reading ahead
+ * again, in more large folios, each time a load reaches it, and a 4 KiB
+ * pwrite of a committed page into a large folio costs several times one
+ * into a small one (docs/libxac-durability.md).  Reloaded pages come back
+ * one small folio each.  Best effort: a hint. */
+static void drop_file_cache(struct xseg *sg)
+{
+    (void)xos.fadvise(sg->sg_datafd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+/* ---- attach and detach ----------------------------------------------- */
+
+/* Processes other than us that have the file mapped.  Under ch_lock. */
+static int mapped_others(struct xseg *sg)
+{
+    struct xctl *cx = sg->sg_ctl;
+    struct xctl_slot *s = xctl_slots(cx);
+    uint32_t i, hwm;
+    int others = 0;
+
+    xctl_reap(cx);
+    hwm = xseg_ch(sg)->ch_slot_hwm;
+    for (i = 0; i < hwm; i++)
+        if (i != cx->cx_slot && s[i].cs_state == XS_LIVE && s[i].cs_mapped)
+            others++;
+    return others;
+}
+
+int xseg_attach_begin(struct xseg *sg, int datafd, const char *name,
+                      uint32_t npages, int *others)
+{
+    char path[4096];
+    struct stat sst;
+    int rc;
+
+    XASSERT(sg->sg_hdr == NULL && sg->sg_ctl != NULL);
+    sg->sg_datafd = datafd;
+    sg->sg_name = name;
+    sg->sg_npages = npages;
+    sg->sg_segfd = sg->sg_poolfd = -1;
+    sg->sg_buf = malloc(sg->sg_psize);
+    if (sg->sg_buf == NULL)
+        return ENOMEM;
+    if (xos.flock(sg->sg_ctl->cx_fd, LOCK_EX) != 0) {
+        rc = errno;
+        xseg_unmap(sg);
+        return rc;
+    }
+    rc = path_in(path, sizeof path, sg->sg_dir, XSEG_NAME);
+    if (rc != 0)
+        goto fail;
+    sg->sg_segfd = xos.open(path, O_RDWR | O_CREAT, 0666);
+    rc = path_in(path, sizeof path, sg->sg_dir, XPOOL_NAME);
+    if (rc != 0)
+        goto fail;
+    sg->sg_poolfd = xos.open(path, O_RDWR | O_CREAT, 0666);
+    if (sg->sg_segfd < 0 || sg->sg_poolfd < 0 ||
+        xos.fstat(sg->sg_segfd, &sst) != 0) {
+        rc = errno;
+        goto fail;
+    }
+    xseg_lock(sg);
+    *others = mapped_others(sg);
+    xseg_unlock(sg);
+    return 0;
+
+fail:
+    xseg_attach_fail(sg);
+    return rc;
+}
+
+void xseg_attach_fail(struct xseg *sg)
+{
+    xos.flock(sg->sg_ctl->cx_fd, LOCK_UN);
+    xseg_unmap(sg);
+}
+
+/* Join the store of the processes that have the file mapped. */
+static int join(struct xseg *sg, const struct stat *sst,
+                const struct stat *dst)
+{
+    int rc;
+
+    if (!seg_valid(sg, sst))
+        return XAC_EBADCTL;
+    rc = seg_map(sg, (size_t)sst->st_size);
+    if (rc != 0)
+        return rc;
+    if (sg->sg_hdr->sh_dev != (uint64_t)dst->st_dev ||
+        sg->sg_hdr->sh_ino != (uint64_t)dst->st_ino ||
+        sg->sg_hdr->sh_npages != sg->sg_npages)
+        return EBUSY;
+    return 0;
+}
+
+/* As the first process: a new store. */
+static int create(struct xseg *sg, struct stat *sst, const struct stat *dst)
+{
+    int rc;
+
+    if (!sg->sg_durable && seg_valid(sg, sst))
+        recover_old(sg, sst, dst);
+    rc = seg_create(sg, dst);
+    if (rc != 0)
+        return rc;
+    if (xos.fstat(sg->sg_segfd, sst) != 0)
+        return errno;
+    rc = seg_map(sg, (size_t)sst->st_size);
+    if (rc != 0)
+        return rc;
+    xseg_lock(sg);
+    xseg_ch(sg)->ch_repair = 0;
+    xseg_ch(sg)->ch_inprog = 0;
+    xseg_unlock(sg);
+    drop_file_cache(sg);
+    return 0;
+}
+
+int xseg_attach_end(struct xseg *sg, int others)
+{
+    struct xctl *cx = sg->sg_ctl;
+    struct stat sst, dst;
+    int rc;
+
+    if (xos.fstat(sg->sg_datafd, &dst) != 0 ||
+        xos.fstat(sg->sg_segfd, &sst) != 0)
+        rc = errno;
+    else
+        rc = others > 0 ? join(sg, &sst, &dst) : create(sg, &sst, &dst);
+    if (rc != 0) {
+        xseg_attach_fail(sg);
+        return rc;
+    }
+    ST(&xctl_slots(cx)[cx->cx_slot].cs_mapped, 1);
+    AZ(xos.flock(cx->cx_fd, LOCK_UN));
+    return 0;
+}
+
+int xseg_leave(struct xseg *sg, int *last, int *failed, uint64_t *lim)
+{
+    struct xctl *cx = sg->sg_ctl;
+    int rc = 0;
+
+    *lim = 0;
+    xseg_lock(sg);
+    *last = mapped_others(sg) == 0;
+    ST(&xctl_slots(cx)[cx->cx_slot].cs_mapped, 0);
+    *failed = sg->sg_durable && LD(&xseg_ch(sg)->ch_log_failed);
+    if (*last && !*failed) {
+        *lim = xgc_limit(sg, LD(&xseg_ch(sg)->ch_commits));
+        rc = xgc_flush_all(sg, sg->sg_datafd);
+        if (rc == 0 && !sg->sg_durable)
+            sg->sg_hdr->sh_clean = 1;
+    }
+    xseg_unlock(sg);
+    return rc;
+}
