@@ -7,8 +7,8 @@
 #                 result-format JSON lines on stdout
 #   make serve    the server alone on the embedded SQLite default,
 #                 127.0.0.1:$(PORT) (default 8000)
-#   make lint     ruff, mypy --strict and shellcheck, from .venv alone: no root,
-#                 no apt (XACLAB_LINT_C=1 adds make -C libxac analyze)
+#   make lint     ruff, mypy --strict, shellcheck (all from .venv) and gcc's
+#                 static analyser over libxac: no root, no apt
 
 SUITE   ?= page-touch
 PROFILE ?= quick

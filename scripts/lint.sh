@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Static checks that need neither root nor apt: every tool comes from .venv
 # (scripts/install-python.sh).  ruff (lint and format) and mypy --strict over
-# the Python, shellcheck over every shell script.  XACLAB_LINT_C=1 adds gcc's
-# static analyser over libxac (make -C libxac analyze; gcc and the Berkeley DB
-# and LMDB headers that building libxac needs anyway).
+# the Python, shellcheck over every shell script, and gcc's static analyser
+# over libxac (make -C libxac analyze: gcc and the Berkeley DB and LMDB
+# headers that building libxac needs anyway).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 v=.venv/bin
@@ -32,6 +32,4 @@ mapfile -t scripts < <(printf '%s\0' "${files[@]}" |
 [ ${#scripts[@]} -gt 0 ] || { echo "lint: found no shell scripts" >&2; exit 1; }
 "$v/shellcheck" "${scripts[@]}"
 
-if [ "${XACLAB_LINT_C:-0}" = 1 ]; then
-  make -s -C libxac analyze
-fi
+make -s -C libxac analyze

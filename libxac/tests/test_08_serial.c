@@ -285,12 +285,14 @@ static int build_and_check(int nproc, uint64_t *verified, char *why,
         fclose(f);
     }
     ids = malloc((nrecs + 1) * sizeof *ids);
+    E_ALLOC(ids);
     for (i = 0; i < nrecs; i++)
         if (recs[i].id != 0)
             ids[nids++] = recs[i].id;
     qsort(ids, nids, sizeof *ids, cmp_u64);
     nn = nids + 1;
     next = malloc(NACC * nn * sizeof *next);
+    E_ALLOC(next);
     for (i = 0; i < NACC * nn; i++)
         next[i] = -1;
     /* WW: version order; two committed writers of one version = lost

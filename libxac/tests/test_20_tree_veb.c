@@ -28,6 +28,8 @@ int main(void)
         uint64_t nodes = ((uint64_t)1 << h) - 1, n = 0;
         uint64_t *order = malloc(nodes * sizeof *order);
         unsigned char *seen = calloc(nodes, 1);
+        E_ALLOC(order);
+        E_ALLOC(seen);
         struct veb v;
         veb_init(&v, h);
         layout(1, h, order, &n);

@@ -63,6 +63,20 @@ struct jrec {
 
 static size_t PS;
 static uint64_t rng;
+
+/* A copy of the used bytes of p in want bytes; p is freed.  Stops the test
+ * when memory runs out.  (Not realloc: gcc 12's analyser loses track of a
+ * global that realloc moved and reports a double free.) */
+static void *grow(void *p, size_t used, size_t want)
+{
+    void *q = malloc(want);
+
+    E_ALLOC(q);
+    if (used > 0)
+        memcpy(q, p, used);
+    free(p);
+    return q;
+}
 static unsigned rnd(unsigned n)
 {
     rng ^= rng << 13;
@@ -287,6 +301,7 @@ static ssize_t f_pwrite(int fd, const void *buf, size_t n, off_t off)
         if (nsh == capsh) {
             capsh = capsh ? 2 * capsh : 64;
             sh = realloc(sh, capsh * sizeof *sh);
+            E_ALLOC(sh);
         }
         x = &sh[nsh++];
         snprintf(x->path, sizeof x->path, "%s", fdpath[fd]);
@@ -371,6 +386,7 @@ static void dump(int *x, int round)
     char name[64], *buf = malloc(NPG * PS);
     int fd;
 
+    E_ALLOC(buf);
     if (xbeginQuery() != 0)
         _exit(8);
     memcpy(buf, x, NPG * PS);
@@ -469,7 +485,7 @@ static long count_restored(char kind)
 static unsigned char *base; /* last verified image */
 static uint32_t base_ctr;
 static struct jrec *conf, *amb; /* confirmed / ambiguous, unverified */
-static size_t nconf, namb;
+static size_t nconf, namb, cconf, camb; /* counts and capacities */
 static long verified, lost, bad;
 
 static void collect(int round, int w)
@@ -487,7 +503,10 @@ static void collect(int round, int w)
             last = r;
             have = 1;
         } else if (r.kind == 2) {
-            conf = realloc(conf, (nconf + 1) * sizeof *conf);
+            if (nconf == cconf) {
+                cconf = cconf ? 2 * cconf : 64;
+                conf = grow(conf, nconf * sizeof *conf, cconf * sizeof *conf);
+            }
             conf[nconf++] = r;
             have = 0;
         } else if (r.kind == 3) {
@@ -499,7 +518,10 @@ static void collect(int round, int w)
     close(fd);
     unlink(name);
     if (have) {
-        amb = realloc(amb, (namb + 1) * sizeof *amb);
+        if (namb == camb) {
+            camb = camb ? 2 * camb : 64;
+            amb = grow(amb, namb * sizeof *amb, camb * sizeof *amb);
+        }
         amb[namb++] = last;
     }
 }
@@ -521,6 +543,7 @@ static void verify(const unsigned char *d)
     const struct jrec **pick;
     int ok = 1;
 
+    E_ALLOC(img);
     memcpy(&c, d, sizeof c);
     for (i = 0; i < nconf; i++)
         if (conf[i].v > c || conf[i].v <= base_ctr) {
@@ -532,6 +555,7 @@ static void verify(const unsigned char *d)
         }
     nv = c >= base_ctr ? c - base_ctr : 0;
     pick = calloc(nv + 1, sizeof *pick);
+    E_ALLOC(pick);
     if (c < base_ctr)
         ok = 0;
     for (v = base_ctr + 1; ok && v <= c; v++) {

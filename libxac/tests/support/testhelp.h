@@ -7,7 +7,10 @@
  * test_cond prints one line per check; test_report prints the final line
  * "N passed, N failed" alone and returns the exit status (1 if any check
  * failed).  E(expr) is LMDB mtest.c's: it aborts with file, line and
- * xStrerror() unless the LIBXAC call returns 0.
+ * xStrerror() unless the LIBXAC call returns 0.  E_ALLOC(p) aborts with file
+ * and line if an allocation gave p == NULL: a test out of memory stops with
+ * a message, not a crash (written out at the call, not in a function, so
+ * gcc's analyser follows the abort).
  */
 #ifndef XAC_TESTHELP_H
 #define XAC_TESTHELP_H
@@ -42,6 +45,15 @@ extern int test_failed, test_num;
         if (e_rc_ != 0) {                                                  \
             fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,  \
                     xStrerror(e_rc_));                                     \
+            abort();                                                       \
+        }                                                                  \
+    } while (0)
+
+#define E_ALLOC(p)                                                         \
+    do {                                                                   \
+        if ((p) == NULL) {                                                 \
+            fprintf(stderr, "%s:%d: %s: out of memory\n", __FILE__,        \
+                    __LINE__, #p);                                         \
             abort();                                                       \
         }                                                                  \
     } while (0)
