@@ -22,9 +22,11 @@
  * insert the deadlock detector aborted.  "log_bytes_per_insert" is how
  * far the log's end (its LSN) moved during the timed inserts, divided by
  * count; 0 in cdb mode, which has no log.
- * The driver and the results are described in common/kv_driver.h.
+ * This file is the store; the driver, its options and the results are
+ * described in common/kv_driver.h.
  */
 #include "kv_driver.h"
+#include "tree_opts.h"
 #include "workload.h"
 
 #include <db.h>
@@ -42,6 +44,8 @@ struct bdb {
     int txn;
 };
 
+static long long cache_mib = 2;
+
 static int is_txn(const struct xb_kv_config *cfg)
 {
     return strcmp(cfg->mode, "cdb") != 0;
@@ -52,14 +56,19 @@ static void report(const char *what, int rc)
     fprintf(stderr, "%s: %s: %s\n", PROG, what, db_strerror(rc));
 }
 
-static void bdb_close(void *hv)
+static void bdb_free(struct bdb *h)
 {
-    struct bdb *h = hv;
     if (h->db != NULL)
         h->db->close(h->db, 0);
     if (h->env != NULL)
         h->env->close(h->env, 0);
     free(h);
+}
+
+static int bdb_close(void *h)
+{
+    bdb_free(h);
+    return 0;
 }
 
 static struct bdb *bdb_open_flags(const struct xb_kv_config *cfg,
@@ -90,7 +99,7 @@ static struct bdb *bdb_open_flags(const struct xb_kv_config *cfg,
         flags |= DB_INIT_CDB;
     }
     if ((rc = h->env->set_cachesize(h->env, 0,
-                                    (u_int32_t)(cfg->knob * 1024 * 1024), 1)) !=
+                                    (u_int32_t)(cache_mib * 1024 * 1024), 1)) !=
             0 ||
         (rc = h->env->open(h->env, dir, flags, 0600)) != 0) {
         report("cannot open the environment", rc);
@@ -107,7 +116,7 @@ static struct bdb *bdb_open_flags(const struct xb_kv_config *cfg,
     }
     return h;
 fail:
-    bdb_close(h);
+    bdb_free(h);
     return NULL;
 }
 
@@ -116,13 +125,16 @@ static int bdb_create(const struct xb_kv_config *cfg, const char *dir)
     struct bdb *h = bdb_open_flags(cfg, dir, is_txn(cfg) ? DB_RECOVER : 0);
     if (h == NULL)
         return -1;
-    bdb_close(h);
+    bdb_free(h);
     return 0;
 }
 
-static void *bdb_open(const struct xb_kv_config *cfg, const char *dir)
+static int bdb_open(const struct xb_kv_config *cfg, const char *dir,
+                    enum xb_kv_use use, void **h)
 {
-    return bdb_open_flags(cfg, dir, 0);
+    (void)use;
+    *h = bdb_open_flags(cfg, dir, 0);
+    return *h != NULL ? 0 : -1;
 }
 
 static void fill(DBT *d, const void *p, size_t n)
@@ -132,13 +144,13 @@ static void fill(DBT *d, const void *p, size_t n)
     d->size = (u_int32_t)n;
 }
 
-static int bdb_insert(void *hv, const unsigned char *key, size_t klen,
+static int bdb_insert(void *hv, const struct xb_kv_key *key,
                       const unsigned char *val, size_t vlen)
 {
     struct bdb *h = hv;
     DBT k, v;
     int rc;
-    fill(&k, key, klen);
+    fill(&k, key->bytes, sizeof key->bytes);
     fill(&v, val, vlen);
     do
         rc = h->db->put(h->db, NULL, &k, &v, 0);
@@ -181,13 +193,13 @@ static int bdb_load(void *hv, const uint64_t *keys, size_t n)
     return h->db->sync(h->db, 0) == 0 ? 0 : -1;
 }
 
-static int bdb_search(void *hv, const unsigned char *key, size_t klen,
+static int bdb_search(void *hv, const struct xb_kv_key *key,
                       unsigned char *val, size_t *vlen)
 {
     struct bdb *h = hv;
     DBT k, v;
     int rc;
-    fill(&k, key, klen);
+    fill(&k, key->bytes, sizeof key->bytes);
     memset(&v, 0, sizeof v);
     v.data = val;
     v.ulen = (u_int32_t)*vlen;
@@ -236,7 +248,7 @@ static double log_position(const struct xb_kv_config *cfg, const char *dir)
 {
     if (!is_txn(cfg))
         return 0;
-    struct bdb *h = bdb_open(cfg, dir);
+    struct bdb *h = bdb_open_flags(cfg, dir, 0);
     DB_LOG_STAT *st;
     double pos = 0;
     if (h == NULL)
@@ -246,7 +258,7 @@ static double log_position(const struct xb_kv_config *cfg, const char *dir)
               (double)st->st_cur_offset;
         free(st);
     }
-    bdb_close(h);
+    bdb_free(h);
     return pos;
 }
 
@@ -260,12 +272,24 @@ static double bdb_log_bytes(const struct xb_kv_config *cfg, const char *dir)
     return log_position(cfg, dir) - log_mark_bytes;
 }
 
+static void bdb_params(const struct xb_kv_config *cfg,
+                       const struct xb_kv_counters *counters, xb_result *r)
+{
+    (void)cfg;
+    (void)counters;
+    xb_param_int(r, "cache_mib", cache_mib);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const modes[] = {"durable", "write_nosync", "nosync",
                                         "not_durable", "cdb", NULL};
     static const char *const durable[] = {"durable", NULL};
     static const char *const nondurable[] = {"not_durable", "nosync", NULL};
+    static const struct xb_opt options[] = {
+        {"cache-mib", XB_OPT_INT, &cache_mib, 1, 4095, NULL,
+         "Berkeley DB cache size in MiB; the thesis used 2 (default 2)"},
+        {NULL, 0, NULL, 0, 0, NULL, NULL}};
     static const struct xb_kv_store store = {
         .sut = "bdb",
         .prog = PROG,
@@ -273,18 +297,17 @@ int main(int argc, char **argv)
                     "\none transaction per insert (DB_AUTO_COMMIT); see "
                     "docs/benchmarks-storage.md.",
         .modes = modes,
-        .modes_help = "one Berkeley DB setting (default durable)",
+        .modes_help = "one Berkeley DB setting (default durable), by hand; "
+                      "given with --durability, it must be of that "
+                      "durability",
         .durable_modes = durable,
         .nondurable_modes = nondurable,
+        .default_durability = "durable",
         .durability_help =
             "durable: the log flushed at every commit; nondurable: "
             "DB_TXN_NOT_DURABLE, then DB_TXN_NOSYNC (the thesis's two, C.6)",
-        .knob_name = "cache-mib",
-        .knob_param = "cache_mib",
-        .knob_help = "Berkeley DB cache size in MiB; the thesis used 2",
-        .knob_default = 2,
-        .knob_min = 1,
-        .knob_max = 4095,
+        .tree_help = XB_ST_BASELINE_TREE_HELP,
+        .options = options,
         .create = bdb_create,
         .open = bdb_open,
         .insert = bdb_insert,
@@ -292,8 +315,9 @@ int main(int argc, char **argv)
         .search = bdb_search,
         .scan = bdb_scan,
         .close = bdb_close,
-        .log_bytes = bdb_log_bytes,
         .log_mark = bdb_log_mark,
+        .log_bytes = bdb_log_bytes,
+        .params = bdb_params,
     };
     return xb_kv_main(argc, argv, &store);
 }

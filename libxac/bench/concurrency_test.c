@@ -37,15 +37,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "clock.h"
 #include "options.h"
+#include "procs.h"
 #include "result.h"
 #include "scratch.h"
 #include "xac.h"
 
-#define MAXPROCS 64
+#define MAXPROCS XB_PROCS_MAX
 
 struct outcome {
     uint64_t t0, t1;   /* CLOCK_MONOTONIC ns */
@@ -77,74 +77,85 @@ static void run_one(volatile int *page, char test)
     }
 }
 
-/* One process's share: n transactions on page pg. */
-static void worker(const char *ctl, const char *data, size_t npages,
-                   size_t pg, long long n, char test, int ready, int go,
-                   int out)
+/* What run() gives its workers. */
+struct work {
+    const char *ctl, *data;
+    size_t npages;
+    char test;
+    int procs;
+    long long n;           /* transactions in all */
+    struct outcome *out;   /* one per process, shared with the parent */
+};
+
+/* The work on plain memory, without LIBXAC. */
+static int plain_worker(const struct xb_proc *self, long long n, char test,
+                        struct outcome *o)
 {
-    struct outcome o;
-    char *base;
+    volatile int *page = aligned_alloc(psize, psize);
+    if (page == NULL) {
+        xb_proc_ready(self, 'f');
+        return 1;
+    }
+    memset((void *)page, 0, psize);
+    if (!xb_proc_ready(self, XB_PROC_READY))
+        return 1;
+    o->t0 = xb_now_ns();
+    for (long long i = 0; i < n; i++)
+        run_one(page, test);
+    o->t1 = xb_now_ns();
+    o->commits = (uint64_t)n;
+    o->check = page[0];
+    return 0;
+}
+
+/* Process k's share: its transactions on page k. */
+static int worker(const struct xb_proc *self, int k, void *arg)
+{
+    const struct work *w = arg;
+    long long n = w->n / w->procs + (k < w->n % w->procs ? 1 : 0), i;
+    struct outcome *o = &w->out[k];
     volatile int *page;
-    long long i;
-    char c = 'r';
+    char *base;
     int rc;
 
-    memset(&o, 0, sizeof o);
-    if (plain) {
-        page = aligned_alloc(psize, psize);
-        if (page == NULL)
-            _exit(1);
-        memset((void *)page, 0, psize);
-        if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
-            _exit(1);
-        o.t0 = xb_now_ns();
-        for (i = 0; i < n; i++)
-            run_one(page, test);
-        o.t1 = xb_now_ns();
-        o.commits = (uint64_t)n;
-        o.check = page[0];
-        if (write(out, &o, sizeof o) != (ssize_t)sizeof o)
-            _exit(1);
-        _exit(0);
-    }
-    rc = xInit(ctl, xflags);
+    if (plain)
+        return plain_worker(self, n, w->test, o);
+    rc = xInit(w->ctl, xflags);
     if (rc != 0) {
         fprintf(stderr, "concurrency_test: xInit: %s\n", xStrerror(rc));
-        _exit(1);
+        return 1;
     }
     /* Speedups compare 1 and P processes under one mechanism: the
      * thesis's, where every transaction takes its pages afresh (a process
      * alone would keep them, xSetKeepPages). */
     xSetKeepPages(0);
-    base = xMmap(data, npages * psize);
+    base = xMmap(w->data, w->npages * psize);
     if (base == MAP_FAILED) {
         fprintf(stderr, "concurrency_test: xMmap: %s\n", strerror(errno));
-        _exit(1);
+        return 1;
     }
-    page = (volatile int *)(base + pg * psize);
-    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
-        _exit(1);
-    o.t0 = xb_now_ns();
+    page = (volatile int *)(base + (size_t)k * psize);
+    if (!xb_proc_ready(self, XB_PROC_READY))
+        return 1;
+    o->t0 = xb_now_ns();
     for (i = 0; i < n;) {
         xbegin();
         setPageAccess((void *)page, READ_WRITE);
-        run_one(page, test);
+        run_one(page, w->test);
         if (xend() == COMMITTED) {
-            o.commits++;
+            o->commits++;
             i++;
         } else {
-            o.aborts++;
+            o->aborts++;
         }
     }
-    o.t1 = xb_now_ns();
+    o->t1 = xb_now_ns();
     xbeginQuery();
-    o.check = page[0];
+    o->check = page[0];
     xendQuery();
-    xMunmap(data);
+    xMunmap(w->data);
     xShutdown();
-    if (write(out, &o, sizeof o) != (ssize_t)sizeof o)
-        _exit(1);
-    _exit(0);
+    return 0;
 }
 
 /* Run test on procs processes, n transactions in all; returns seconds. */
@@ -152,57 +163,27 @@ static double run(const char *ctl, const char *data, size_t npages,
                   char test, int procs, long long n, uint64_t *aborts,
                   int *ok)
 {
-    int ready[2], go[2], out[2], k, st;
-    pid_t pids[MAXPROCS];
-    struct outcome o;
+    size_t bytes = (size_t)procs * sizeof(struct outcome);
+    struct work w = {ctl, data, npages, test, procs, n,
+                     xb_shared_new(bytes)};
+    struct xb_procs g;
     uint64_t t0 = UINT64_MAX, t1 = 0;
-    char c;
 
-    if (pipe(ready) != 0 || pipe(go) != 0 || pipe(out) != 0)
-        xb_die_errno("pipe");
-    fflush(NULL);
-    for (k = 0; k < procs; k++) {
-        long long share = n / procs + (k < n % procs ? 1 : 0);
-        pids[k] = fork();
-        if (pids[k] < 0)
-            xb_die_errno("fork");
-        if (pids[k] == 0) {
-            close(ready[0]);
-            close(go[1]);
-            close(out[0]);
-            worker(ctl, data, npages, (size_t)k, share, test, ready[1],
-                   go[0], out[1]);
-        }
+    if (xb_procs_run(&g, procs, worker, &w) != procs) {
+        fprintf(stderr, "concurrency_test: a worker did not start.\n");
+        exit(1);
     }
-    close(ready[1]);
-    close(go[0]);
-    close(out[1]);
-    for (k = 0; k < procs; k++)
-        if (read(ready[0], &c, 1) != 1)
-            xb_die_errno("a worker did not start");
-    for (k = 0; k < procs; k++)
-        if (write(go[1], "g", 1) != 1)
-            xb_die_errno("write");
+    if (g.nfailed != 0)
+        *ok = 0;
     *aborts = 0;
-    for (k = 0; k < procs; k++) {
-        if (read(out[0], &o, sizeof o) != (ssize_t)sizeof o) {
-            *ok = 0;
-            break;
-        }
-        if (o.t0 < t0)
-            t0 = o.t0;
-        if (o.t1 > t1)
-            t1 = o.t1;
-        *aborts += o.aborts;
+    for (int k = 0; k < procs && *ok; k++) {
+        if (w.out[k].t0 < t0)
+            t0 = w.out[k].t0;
+        if (w.out[k].t1 > t1)
+            t1 = w.out[k].t1;
+        *aborts += w.out[k].aborts;
     }
-    for (k = 0; k < procs; k++) {
-        waitpid(pids[k], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            *ok = 0;
-    }
-    close(ready[0]);
-    close(go[1]);
-    close(out[0]);
+    xb_shared_free(w.out, bytes);
     return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0;
 }
 

@@ -14,10 +14,12 @@
  * LMDB has no log: "log_bytes_per_insert" here is the growth of data.mdb
  * during the timed inserts, divided by count (copy-on-write pages it had
  * to add; the bytes actually written per commit are larger).
- * The driver and the results are described in common/kv_driver.h.
+ * This file is the store; the driver, its options and the results are
+ * described in common/kv_driver.h.
  */
 #include "kv_driver.h"
 #include "scratch.h"
+#include "tree_opts.h"
 #include "workload.h"
 
 #include <lmdb.h>
@@ -28,6 +30,8 @@
 
 #define PROG "lmdb_insert"
 #define LOAD_BATCH 10000
+
+static long long map_mib = 4096;
 
 struct lm {
     MDB_env *env;
@@ -40,14 +44,16 @@ static void report(const char *what, int rc)
             rc == MDB_MAP_FULL ? " (raise --map-mib)" : "");
 }
 
-static void lm_close(void *hv)
+static int lm_close(void *hv)
 {
     struct lm *h = hv;
     mdb_env_close(h->env);
     free(h);
+    return 0;
 }
 
-static void *lm_open(const struct xb_kv_config *cfg, const char *dir)
+static struct lm *lm_open_env(const struct xb_kv_config *cfg,
+                              const char *dir)
 {
     struct lm *h = calloc(1, sizeof *h);
     MDB_txn *txn;
@@ -64,7 +70,7 @@ static void *lm_open(const struct xb_kv_config *cfg, const char *dir)
         free(h);
         return NULL;
     }
-    if ((rc = mdb_env_set_mapsize(h->env, (size_t)cfg->knob << 20)) != 0 ||
+    if ((rc = mdb_env_set_mapsize(h->env, (size_t)map_mib << 20)) != 0 ||
         (rc = mdb_env_open(h->env, dir, flags, 0600)) != 0) {
         report("cannot open the environment", rc);
         goto fail;
@@ -84,21 +90,29 @@ fail:
     return NULL;
 }
 
-static int lm_create(const struct xb_kv_config *cfg, const char *dir)
+static int lm_open(const struct xb_kv_config *cfg, const char *dir,
+                   enum xb_kv_use use, void **h)
 {
-    void *h = lm_open(cfg, dir);
-    if (h == NULL)
-        return -1;
-    lm_close(h);
-    return 0;
+    (void)use;
+    *h = lm_open_env(cfg, dir);
+    return *h != NULL ? 0 : -1;
 }
 
-static int lm_insert(void *hv, const unsigned char *key, size_t klen,
+static int lm_create(const struct xb_kv_config *cfg, const char *dir)
+{
+    struct lm *h = lm_open_env(cfg, dir);
+    if (h == NULL)
+        return -1;
+    return lm_close(h);
+}
+
+static int lm_insert(void *hv, const struct xb_kv_key *key,
                      const unsigned char *val, size_t vlen)
 {
     struct lm *h = hv;
     MDB_txn *txn;
-    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+    MDB_val k = {sizeof key->bytes, (void *)key->bytes},
+            v = {vlen, (void *)val};
     int rc = mdb_txn_begin(h->env, NULL, 0, &txn);
     if (rc != 0) {
         report("mdb_txn_begin", rc);
@@ -141,12 +155,12 @@ static int lm_load(void *hv, const uint64_t *keys, size_t n)
     return 0;
 }
 
-static int lm_search(void *hv, const unsigned char *key, size_t klen,
+static int lm_search(void *hv, const struct xb_kv_key *key,
                      unsigned char *val, size_t *vlen)
 {
     struct lm *h = hv;
     MDB_txn *txn;
-    MDB_val k = {klen, (void *)key}, v;
+    MDB_val k = {sizeof key->bytes, (void *)key->bytes}, v;
     int rc = mdb_txn_begin(h->env, NULL, MDB_RDONLY, &txn);
     if (rc != 0) {
         report("mdb_txn_begin", rc);
@@ -216,29 +230,39 @@ static double lm_log_bytes(const struct xb_kv_config *cfg, const char *dir)
     return data_file_bytes(dir) - data_mark_bytes;
 }
 
+static void lm_params(const struct xb_kv_config *cfg,
+                      const struct xb_kv_counters *counters, xb_result *r)
+{
+    (void)cfg;
+    (void)counters;
+    xb_param_int(r, "map_mib", map_mib);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const modes[] = {"durable", "nometasync", "nosync",
                                         NULL};
     static const char *const durable[] = {"durable", NULL};
     static const char *const nondurable[] = {"nosync", NULL};
+    static const struct xb_opt options[] = {
+        {"map-mib", XB_OPT_INT, &map_mib, 1, 1048576, NULL,
+         "LMDB map size (largest database) in MiB (default 4096)"},
+        {NULL, 0, NULL, 0, 0, NULL, NULL}};
     static const struct xb_kv_store store = {
         .sut = "lmdb",
         .prog = PROG,
         .synopsis = "LMDB baseline: 64-bit keys, 512-byte values, one write "
                     "transaction per insert;\nsee docs/benchmarks-storage.md.",
         .modes = modes,
-        .modes_help = "one LMDB setting (default durable)",
+        .modes_help = "one LMDB setting (default durable), by hand; given "
+                      "with --durability, it must be of that durability",
         .durable_modes = durable,
         .nondurable_modes = nondurable,
+        .default_durability = "durable",
         .durability_help = "durable: data and meta pages flushed at every "
                            "commit; nondurable: MDB_NOSYNC, nothing flushed",
-        .knob_name = "map-mib",
-        .knob_param = "map_mib",
-        .knob_help = "LMDB map size (largest database) in MiB",
-        .knob_default = 4096,
-        .knob_min = 1,
-        .knob_max = 1048576,
+        .tree_help = XB_ST_BASELINE_TREE_HELP,
+        .options = options,
         .create = lm_create,
         .open = lm_open,
         .insert = lm_insert,
@@ -246,8 +270,9 @@ int main(int argc, char **argv)
         .search = lm_search,
         .scan = lm_scan,
         .close = lm_close,
-        .log_bytes = lm_log_bytes,
         .log_mark = lm_log_mark,
+        .log_bytes = lm_log_bytes,
+        .params = lm_params,
     };
     return xb_kv_main(argc, argv, &store);
 }

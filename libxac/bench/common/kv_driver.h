@@ -1,44 +1,76 @@
-/* kv_driver.h: the search-tree baseline driver shared by bdb_* and lmdb_*.
+/* kv_driver.h: the search-tree driver, and the stores it drives.
  *
- * A store (Berkeley DB, LMDB) supplies the few calls in struct xb_kv_store;
- * the driver does everything else the same way for every store: options,
- * the workload (workload.h), forking --procs processes, timing, sampling,
- * verification and the results.
+ * One driver runs the search-tree suite's workload (workload.h) on every
+ * store it is given: Berkeley DB (bench/bdb_insert.c), LMDB
+ * (bench/lmdb_insert.c) and the LIBXAC trees (trees/tree_kv.c, behind
+ * bench/tree_insert.c and bench/tree_blocks.c).  A store supplies the few
+ * calls of struct xb_kv_store; the driver does everything else the same
+ * way for every store: the options, the workload, forking --procs
+ * processes (procs.h), timing, sampling, verification and the results.
  *
- * One repetition of --op insert:
- *   1. the parent creates an empty store in a fresh directory (create);
- *   2. it forks P children; each opens the store itself (open: no handle
- *      crosses fork), says it is ready through a pipe, and waits;
- *   3. the parent starts the clock and releases them; child p inserts its
- *      slice of the key sequence, one transaction per insert (insert),
- *      timing each, records when it finished, closes and _exit()s;
- *   4. throughput = count / (last child's finish - start); the parent
- *      measures log_bytes, and with --verify reopens the store and checks
- *      that every key holds its value (search).
- * --op search loads the keys untimed (load), then the children look up
- * their slices; --op scan loads them and times one cursor pass per
- * process over the whole store (scan).
+ * One repetition of a configuration:
+ *   1. the parent makes an empty store in a fresh directory (create); for
+ *      --op search and scan it loads every key, untimed (open for
+ *      XB_KV_LOAD, load, close);
+ *   2. it syncs the file system (xb_settle) and forks P children; each
+ *      opens the store itself (open for XB_KV_MEASURE: no handle crosses
+ *      fork), reads its counters (observe), says it is ready, and waits;
+ *   3. the parent starts the clock and releases them; child p inserts or
+ *      looks up its slice of the key sequence, one transaction per
+ *      operation (insert, search), timing each, or visits the whole store
+ *      once (scan); it records when it finished, reads its counters again,
+ *      closes and _exit()s;
+ *   4. throughput = operations / (last child's finish - start); then the
+ *      parent measures the log (log_bytes, or the counters' deltas), and
+ *      with --verify reopens the store (open for XB_KV_CHECK) and checks
+ *      that every key holds its value, that the store holds as many
+ *      records as there are distinct keys, and the store's own invariants
+ *      (check).
  *
- * Durability (tree_opts.h): --mode picks one of the store's modes;
- * --durability durable runs the store's durable_modes, --durability
- * nondurable its nondurable_modes, one after the other (each with all its
- * repetitions); without either, "durable".  Given both, the mode must be of
- * that durability (else exit 2).  --tree other than "all" measures nothing
- * (tree_opts.h).
+ * The configurations: --mode picks one of the store's modes by hand;
+ * --durability durable runs its durable_modes, --durability nondurable its
+ * nondurable_modes, one after the other; without either, those of its
+ * default_durability.  Given both, the mode must be of that durability
+ * (else exit 2).  A store with a plan turns the selected modes into its
+ * own list of configurations (the LIBXAC trees: one per tree and block
+ * size); without one, each mode is one configuration and --tree other
+ * than "all" measures nothing (tree_opts.h).  Every configuration runs all
+ * its repetitions before the next.
  *
- * Results: suite "search-tree", benchmark = the op, sut = store->sut.
- *   insert: "throughput" ops/s (one sample per repetition),
- *           "insert_latency" us (per insert, at most 100,000 samples, an
- *           evenly spaced subsample when there are more),
- *           "log_bytes_per_insert" bytes (one sample per repetition);
- *   search: "throughput", "search_latency";
- *   scan:   "throughput" (records visited per second, all processes).
+ * Results: suite "search-tree", benchmark = the op, sut = store->sut; a
+ * metric appears when the store and the op give it samples:
+ *   throughput            ops/s, one sample per repetition (scan: records
+ *                         visited per second, all processes together)
+ *   <op>_latency          us per insert or search, at most 100,000 samples:
+ *                         100,000/reps evenly spaced ones from each
+ *                         repetition, or with latency_top an evenly spaced
+ *                         subsample of all repetitions' latencies together
+ *   <op>_latency_top      us (latency_top): the 100 most expensive
+ *                         operations of all repetitions, most expensive
+ *                         first (thesis figure 5-3)
+ *   bytes_per_key         bytes (bytes_used, insert): store bytes in use /
+ *                         keys
+ *   log_bytes_per_insert  bytes (insert): log_bytes() / keys, or the
+ *                         delta of the counters' log_bytes from the
+ *                         smallest opening value to the largest final one
+ *                         (the counters are shared, and every process opened
+ *                         before any inserted, so that covers exactly the
+ *                         measured inserts of all processes)
+ *   log_syncs_per_insert  ratio (insert, counters with a log): the same
+ *                         delta of log_syncs / keys
+ *   aborts                count (counters with aborts): transactions the
+ *                         store aborted and retried during the timed
+ *                         phase, one sample per process per repetition
+ *                         (process p of repetition r is sample r * procs
+ *                         + p; thesis Table C.11's "# Aborts")
  * Params: count, procs, durability ("durable" for the durable_modes, else
- * "nondurable"), mode, order, seed, key_bytes, value_bytes and the store's
- * own knob (cache_mib, map_mib).  No "tree": the store is its own.
+ * "nondurable"), mode, order, seed, key_bytes, value_bytes, then the
+ * store's own (params).
  *
- * Exit status: 0; 1 if any insert, search or verification failed (said on
- * stderr); 2 for a bad option.
+ * Exit status: 0, also when the options select nothing this store
+ * measures (said on stderr); 1 if an operation or the verification failed
+ * (said on stderr; no results for that configuration and none after it);
+ * 2 for a bad option, or when the store refused a process (refused).
  */
 #ifndef XB_KV_DRIVER_H
 #define XB_KV_DRIVER_H
@@ -46,46 +78,115 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "options.h"
+#include "result.h"
+#include "workload.h"
+
+#define XB_KV_MAX_CONFIGS 16
+#define XB_KV_MAX_VALUE 4096
+
+/* One configuration the driver measures. */
 struct xb_kv_config {
-    const char *mode; /* one of store->modes */
-    long long knob;   /* store->knob_name's value */
+    const char *mode;       /* param "mode": one of store->modes */
     int procs;
+    long long count;        /* keys in all */
+    uint32_t value_bytes;   /* 1 .. XB_KV_MAX_VALUE */
+    const void *own;        /* the store's own part (its plan sets it) */
+};
+
+/* What the parsed options ask for, for a store's plan. */
+struct xb_kv_request {
+    const char *tree;               /* --tree, NULL if not given */
+    const char *const *modes;       /* the modes selected, NULL-terminated */
+    int procs;
+    long long count;
+};
+
+/* Why a process opens the store. */
+enum xb_kv_use {
+    XB_KV_MEASURE, /* a child, for the timed operations */
+    XB_KV_LOAD,    /* the parent, to load the keys untimed */
+    XB_KV_CHECK    /* the parent, to verify and measure the store */
+};
+
+/* open's answer when the store refuses one more process. */
+#define XB_KV_REFUSED 1
+
+/* Keys come as the number and as its big-endian bytes (workload.h). */
+struct xb_kv_key {
+    uint64_t n;
+    unsigned char bytes[XB_KEY_BYTES];
+};
+
+/* A process's counters, read after it opened and after its last
+ * operation (observe). */
+struct xb_kv_counters {
+    int has_log;     /* log_bytes and log_syncs count a log */
+    int has_aborts;  /* aborts counts aborted transactions */
+    unsigned long long log_bytes, log_syncs; /* shared by all processes */
+    unsigned long long aborts;               /* this process's */
+    long long own[4]; /* the store's own readings, for its params */
 };
 
 struct xb_kv_store {
-    const char *sut;               /* "bdb", "lmdb" */
-    const char *prog;              /* program name, for messages */
-    const char *synopsis;          /* first lines of --help */
-    const char *const *modes;      /* every --mode, NULL-terminated */
+    const char *sut;      /* result sut: "bdb", "lmdb", "libxac" */
+    const char *prog;     /* program name, for messages */
+    const char *synopsis; /* first lines of --help */
+    const char *default_op;              /* "insert", "search" or "scan" */
+    const char *const *modes;            /* every --mode, NULL-terminated */
     const char *modes_help;
     const char *const *durable_modes;    /* --durability durable runs these */
     const char *const *nondurable_modes; /* --durability nondurable these */
-    const char *durability_help;   /* what the two map to in this store */
-    const char *knob_name;         /* option/param, e.g. "cache-mib" */
-    const char *knob_param;        /* result param, e.g. "cache_mib" */
-    const char *knob_help;
-    long long knob_default, knob_min, knob_max;
+    const char *default_durability;      /* without either option */
+    const char *durability_help;
+    const char *tree_help;
+    const struct xb_opt *options; /* the store's own, ending with {0} */
+    int latency_top; /* keep every latency: report <op>_latency_top */
+    const char *refused; /* the sentence for XB_KV_REFUSED */
 
-    /* Parent: make an empty store in the existing directory dir. */
+    /* Optional: the configurations to measure (at most XB_KV_MAX_CONFIGS)
+     * for the request; their number, 0 when the options select nothing
+     * this store measures, -1 for a bad option (both said on stderr). */
+    int (*plan)(const struct xb_kv_request *rq, struct xb_kv_config *cfgs);
+    /* Optional: how progress lines name a configuration (default: sut and
+     * mode). */
+    void (*label)(const struct xb_kv_config *cfg, char *buf, size_t len);
+    /* Parent: make an empty store in the existing directory dir; 0 or -1
+     * (said on stderr). */
     int (*create)(const struct xb_kv_config *cfg, const char *dir);
-    /* Any process: open the store; NULL on failure (said on stderr). */
-    void *(*open)(const struct xb_kv_config *cfg, const char *dir);
+    /* Open the store for use: 0 with *h set; -1 (said on stderr); or
+     * XB_KV_REFUSED. */
+    int (*open)(const struct xb_kv_config *cfg, const char *dir,
+                enum xb_kv_use use, void **h);
     /* One transaction inserting key -> value; 0 or -1 (said on stderr). */
-    int (*insert)(void *h, const unsigned char *key, size_t klen,
+    int (*insert)(void *h, const struct xb_kv_key *key,
                   const unsigned char *val, size_t vlen);
-    /* Untimed bulk load of n records in large transactions; 0 or -1. */
+    /* Untimed load of keys[0..n) with their values; 0 or -1. */
     int (*load)(void *h, const uint64_t *keys, size_t n);
-    /* Look key up: 1 found (value copied, *vlen set), 0 absent, -1 error. */
-    int (*search)(void *h, const unsigned char *key, size_t klen,
-                  unsigned char *val, size_t *vlen);
-    /* Visit every record with a cursor; the count, or -1 on error. */
+    /* Look key up: 1 found (value copied into val, of room *vlen, and
+     * *vlen set to its length), 0 absent, -1 error. */
+    int (*search)(void *h, const struct xb_kv_key *key, unsigned char *val,
+                  size_t *vlen);
+    /* Visit every record once; their number, or -1 on error. */
     long long (*scan)(void *h);
-    void (*close)(void *h);
-    /* Parent, after the children finished: bytes the inserts added to the
-     * store's log (or data file); see each store for which. */
-    double (*log_bytes)(const struct xb_kv_config *cfg, const char *dir);
-    /* Parent, right after create: remember the baseline for log_bytes. */
+    /* 0, or -1 if closing failed (said on stderr). */
+    int (*close)(void *h);
+    /* Optional: read the counters; 0 or -1 (said on stderr). */
+    int (*observe)(void *h, struct xb_kv_counters *c);
+    /* Optional (with log_bytes): the parent, right after the store is
+     * made and loaded, remembers where its log stands ... */
     void (*log_mark)(const struct xb_kv_config *cfg, const char *dir);
+    /* ... and after the children, the bytes the inserts added to it. */
+    double (*log_bytes)(const struct xb_kv_config *cfg, const char *dir);
+    /* Optional: bytes of the store in use (bytes_per_key). */
+    uint64_t (*bytes_used)(void *h);
+    /* Optional: check the store's invariants; 0, or -1 with a sentence in
+     * why. */
+    int (*check)(void *h, char *why, size_t len);
+    /* The store's own result params; counters are process 1's at opening,
+     * in the last repetition. */
+    void (*params)(const struct xb_kv_config *cfg,
+                   const struct xb_kv_counters *counters, xb_result *r);
 };
 
 int xb_kv_main(int argc, char **argv, const struct xb_kv_store *store);

@@ -1,0 +1,390 @@
+/* kv_measure.c: see kv_measure.h. */
+#include "kv_measure.h"
+
+#include "clock.h"
+#include "result.h"
+#include "scratch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_LATENCY_SAMPLES 100000
+#define TOP_LATENCIES 100
+#define PROC_REFUSED 'b'
+#define PROC_FAILED 'f'
+
+/* The results of one configuration, in the order they are printed. */
+enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
+       R_ABORTS, NRESULTS };
+
+struct child_arg {
+    const struct xb_kv_run *run;
+    const struct xb_kv_config *cfg;
+    const char *dir;
+};
+
+static int value_ok(uint64_t key, const unsigned char *got, size_t len,
+                    uint32_t value_bytes)
+{
+    unsigned char want[XB_KV_MAX_VALUE];
+    xb_workload_value(key, want, value_bytes);
+    return len == value_bytes && memcmp(want, got, len) == 0;
+}
+
+static const char *search_failure(int found)
+{
+    return found == 1   ? "returned a wrong value"
+           : found == 0 ? "found nothing"
+                        : "failed";
+}
+
+/* The timed operations of process p; returns its exit status. */
+static int child(const struct xb_proc *self, int p, void *argp)
+{
+    const struct child_arg *a = argp;
+    const struct xb_kv_run *run = a->run;
+    const struct xb_kv_store *st = run->store;
+    const struct xb_kv_config *cfg = a->cfg;
+    struct xb_kv_proc_share *me = &run->sh->proc[p];
+    void *h = NULL;
+    int rc = st->open(cfg, a->dir, XB_KV_MEASURE, &h);
+    char status = rc == 0               ? XB_PROC_READY
+                  : rc == XB_KV_REFUSED ? PROC_REFUSED
+                                        : PROC_FAILED;
+    if (rc == 0 && st->observe && st->observe(h, &me->at_open) != 0)
+        status = PROC_FAILED;
+    if (!xb_proc_ready(self, status)) {
+        if (rc == 0)
+            st->close(h);
+        return status == PROC_FAILED;
+    }
+    size_t begin, end;
+    xb_workload_slice((size_t)run->count, p, cfg->procs, &begin, &end);
+    unsigned char v[XB_KV_MAX_VALUE];
+    struct xb_kv_key key;
+    int failed = 0;
+    for (size_t i = begin; i < end && run->op != XB_KV_SCAN && !failed;
+         i++) {
+        uint64_t t0, t1;
+        key.n = run->keys[i];
+        xb_key_encode(key.n, key.bytes);
+        if (run->op == XB_KV_INSERT) {
+            xb_workload_value(key.n, v, cfg->value_bytes);
+            t0 = xb_now_ns();
+            failed = st->insert(h, &key, v, cfg->value_bytes) != 0;
+            t1 = xb_now_ns();
+        } else {
+            size_t len = cfg->value_bytes;
+            t0 = xb_now_ns();
+            int found = st->search(h, &key, v, &len);
+            t1 = xb_now_ns();
+            if (found != 1 || !value_ok(key.n, v, len, cfg->value_bytes)) {
+                fprintf(stderr, "%s: search for key %016llx %s.\n", st->prog,
+                        (unsigned long long)key.n, search_failure(found));
+                failed = 1;
+            }
+        }
+        run->sh->latency_us[i] = (double)(t1 - t0) / 1e3;
+    }
+    if (run->op == XB_KV_SCAN) {
+        me->visited = st->scan(h);
+        failed = me->visited < 0;
+    }
+    me->finish_ns = xb_now_ns();
+    if (st->observe && st->observe(h, &me->at_end) != 0)
+        failed = 1;
+    if (st->close(h) != 0)
+        failed = 1;
+    return failed;
+}
+
+/* Run the children and time them: elapsed ns, 0 on failure, or -1 if the
+ * store refused a process. */
+static int64_t run_children(const struct xb_kv_run *run,
+                            const struct xb_kv_config *cfg, const char *dir)
+{
+    struct child_arg arg = {run, cfg, dir};
+    struct xb_procs g;
+    int ready = xb_procs_run(&g, cfg->procs, child, &arg);
+    for (int p = 0; p < cfg->procs; p++)
+        if (g.failed[p])
+            fprintf(stderr, "%s: process %d of %d failed.\n",
+                    run->store->prog, p + 1, cfg->procs);
+    if (xb_procs_said(&g, PROC_REFUSED) != 0)
+        return -1;
+    if (ready != cfg->procs || g.nfailed != 0)
+        return 0;
+    uint64_t start = g.start_ns;
+    uint64_t end = start;
+    for (int p = 0; p < cfg->procs; p++)
+        if (run->sh->proc[p].finish_ns > end)
+            end = run->sh->proc[p].finish_ns;
+    return end > start ? (int64_t)(end - start) : 1;
+}
+
+/* Parent: load every key into the new store, untimed. */
+static int load_store(const struct xb_kv_run *run,
+                      const struct xb_kv_config *cfg, const char *dir)
+{
+    const struct xb_kv_store *st = run->store;
+    void *h;
+    if (st->open(cfg, dir, XB_KV_LOAD, &h) != 0)
+        return -1;
+    int rc = st->load(h, run->keys, (size_t)run->count);
+    if (st->close(h) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* Parent: reopen the store; with --verify check every key, the number of
+ * records and the store's invariants; *used = its bytes in use. */
+static int check_store(const struct xb_kv_run *run,
+                       const struct xb_kv_config *cfg, const char *dir,
+                       uint64_t *used)
+{
+    const struct xb_kv_store *st = run->store;
+    void *h;
+    if (st->open(cfg, dir, XB_KV_CHECK, &h) != 0)
+        return -1;
+    if (st->bytes_used)
+        *used = st->bytes_used(h);
+    long long bad = 0, checks = 0;
+    unsigned char v[XB_KV_MAX_VALUE];
+    struct xb_kv_key key;
+    for (long long i = 0; run->verify && i < run->count; i++, checks++) {
+        size_t len = cfg->value_bytes;
+        key.n = run->keys[i];
+        xb_key_encode(key.n, key.bytes);
+        int found = st->search(h, &key, v, &len);
+        if ((found != 1 || !value_ok(key.n, v, len, cfg->value_bytes)) &&
+            bad++ < 5)
+            fprintf(stderr, "%s: verify: key %016llx %s.\n", st->prog,
+                    (unsigned long long)key.n,
+                    found == 1 ? "has a wrong value" : "is missing");
+    }
+    if (run->verify) {
+        long long n = st->scan(h);
+        checks++;
+        if (n != run->distinct) {
+            fprintf(stderr, "%s: verify: the store holds %lld records, not "
+                    "%lld.\n", st->prog, n, run->distinct);
+            bad++;
+        }
+    }
+    char why[512];
+    if (run->verify && st->check) {
+        checks++;
+        if (st->check(h, why, sizeof why) != 0) {
+            fprintf(stderr, "%s: verify: %s\n", st->prog, why);
+            bad++;
+        }
+    }
+    if (st->close(h) != 0)
+        bad++;
+    if (bad != 0)
+        fprintf(stderr, "%s: verify: %lld of %lld checks failed.\n", st->prog,
+                bad, checks);
+    return bad ? -1 : 0;
+}
+
+/* take evenly spaced samples of v[0..n). */
+static void add_evenly(xb_result *r, const double *v, long long n,
+                       long long take)
+{
+    if (take > n)
+        take = n;
+    for (long long j = 0; j < take; j++)
+        xb_sample(r, v[j * n / take]);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* The repetition's latencies: kept for the end (latency_top), or
+ * 100,000/reps of them sampled now. */
+static void add_latencies(struct xb_kv_run *run, xb_result *lat)
+{
+    if (run->store->latency_top) {
+        memcpy(run->all_latency + run->nlatency, run->sh->latency_us,
+               (size_t)run->count * sizeof(double));
+        run->nlatency += run->count;
+        return;
+    }
+    long long quota = MAX_LATENCY_SAMPLES / run->reps;
+    add_evenly(lat, run->sh->latency_us, run->count, quota < 1 ? 1 : quota);
+}
+
+/* log_bytes_per_insert and log_syncs_per_insert of one repetition. */
+static void add_log(const struct xb_kv_run *run,
+                    const struct xb_kv_config *cfg, const char *dir,
+                    xb_result **rs)
+{
+    const struct xb_kv_store *st = run->store;
+    const struct xb_kv_proc_share *ps = run->sh->proc;
+    if (st->log_bytes) {
+        xb_sample(rs[R_LOG_BYTES],
+                  st->log_bytes(cfg, dir) / (double)run->count);
+        return;
+    }
+    if (!ps[0].at_open.has_log)
+        return;
+    unsigned long long b0 = UINT64_MAX, b1 = 0, s0 = UINT64_MAX, s1 = 0;
+    for (int p = 0; p < cfg->procs; p++) {
+        if (ps[p].at_open.log_bytes < b0)
+            b0 = ps[p].at_open.log_bytes;
+        if (ps[p].at_end.log_bytes > b1)
+            b1 = ps[p].at_end.log_bytes;
+        if (ps[p].at_open.log_syncs < s0)
+            s0 = ps[p].at_open.log_syncs;
+        if (ps[p].at_end.log_syncs > s1)
+            s1 = ps[p].at_end.log_syncs;
+    }
+    xb_sample(rs[R_LOG_BYTES], (double)(b1 - b0) / (double)run->count);
+    xb_sample(rs[R_LOG_SYNCS], (double)(s1 - s0) / (double)run->count);
+}
+
+/* Repetition r; 0, 1 (failed) or 2 (refused). */
+static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
+                      const char *scratch, int index, long long r,
+                      xb_result **rs, const char *label)
+{
+    const struct xb_kv_store *st = run->store;
+    char dir[4096], name[64];
+    snprintf(name, sizeof name, "cfg-%d-rep-%lld", index, r);
+    xb_path(dir, sizeof dir, scratch, name);
+    if (mkdir(dir, 0700) != 0)
+        xb_die_errno("mkdir");
+    if (st->create(cfg, dir) != 0)
+        return 1;
+    if (run->op != XB_KV_INSERT && load_store(run, cfg, dir) != 0)
+        return 1;
+    if (st->log_mark)
+        st->log_mark(cfg, dir);
+    (void)xb_settle(dir); /* noise only: a failure changes nothing */
+    memset(run->sh, 0, run->sh_bytes);
+    int64_t ns = run_children(run, cfg, dir);
+    if (ns < 0) {
+        fprintf(stderr, "%s: %s\n", st->prog, st->refused);
+        return 2;
+    }
+    if (ns == 0)
+        return 1;
+    double secs = (double)ns / 1e9, rate;
+    if (run->op == XB_KV_SCAN) {
+        long long visited = 0;
+        for (int p = 0; p < cfg->procs; p++) {
+            if (run->sh->proc[p].visited != run->distinct) {
+                fprintf(stderr, "%s: scan visited %lld records, not %lld.\n",
+                        st->prog, run->sh->proc[p].visited, run->distinct);
+                return 1;
+            }
+            visited += run->sh->proc[p].visited;
+        }
+        rate = (double)visited / secs;
+    } else {
+        rate = (double)run->count / secs;
+        add_latencies(run, rs[R_LATENCY]);
+    }
+    xb_sample(rs[R_THROUGHPUT], rate);
+    for (int p = 0; p < cfg->procs; p++) {
+        const struct xb_kv_proc_share *ps = &run->sh->proc[p];
+        if (ps->at_open.has_aborts)
+            xb_sample(rs[R_ABORTS],
+                      (double)(ps->at_end.aborts - ps->at_open.aborts));
+    }
+    if (run->op == XB_KV_INSERT)
+        add_log(run, cfg, dir, rs);
+    uint64_t used = 0;
+    if ((run->verify || st->bytes_used) &&
+        check_store(run, cfg, dir, &used) != 0)
+        return 1;
+    if (run->op == XB_KV_INSERT && st->bytes_used)
+        xb_sample(rs[R_BYTES], (double)used / (double)run->count);
+    xb_remove_tree(dir);
+    xb_progress((double)(index * run->reps + r + 1) /
+                    (double)(run->nconfigs * run->reps),
+                "%s: %s repetition %lld of %lld, %.0f ops/s", label,
+                run->op_name, r + 1, run->reps, rate);
+    return 0;
+}
+
+void xb_kv_label(const struct xb_kv_store *st,
+                 const struct xb_kv_config *cfg, char *buf, size_t len)
+{
+    if (st->label)
+        st->label(cfg, buf, len);
+    else
+        snprintf(buf, len, "%s %s", st->sut, cfg->mode);
+}
+
+const char *xb_kv_durability_of(const struct xb_kv_store *st,
+                                const char *mode)
+{
+    for (const char *const *m = st->durable_modes; *m != NULL; m++)
+        if (strcmp(*m, mode) == 0)
+            return "durable";
+    return "nondurable";
+}
+
+static void add_params(const struct xb_kv_run *run,
+                       const struct xb_kv_config *cfg, xb_result *r)
+{
+    xb_param_int(r, "count", run->count);
+    xb_param_int(r, "procs", cfg->procs);
+    xb_param_str(r, "durability", xb_kv_durability_of(run->store, cfg->mode));
+    xb_param_str(r, "mode", cfg->mode);
+    xb_param_str(r, "order", xb_order_name(run->order));
+    xb_param_int(r, "seed", (long long)run->seed);
+    xb_param_int(r, "key_bytes", XB_KEY_BYTES);
+    xb_param_int(r, "value_bytes", cfg->value_bytes);
+    run->store->params(cfg, &run->sh->proc[0].at_open, r);
+}
+
+int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
+                  const char *scratch, int index)
+{
+    const struct xb_kv_store *st = run->store;
+    const char *sut = st->sut, *op = run->op_name;
+    char latency[64], top[64], label[128];
+    snprintf(latency, sizeof latency, "%s_latency", op);
+    snprintf(top, sizeof top, "%s_latency_top", op);
+    xb_kv_label(st, cfg, label, sizeof label);
+    xb_result *rs[NRESULTS] = {
+        xb_result_new("search-tree", op, sut, "throughput", "ops/s",
+                      XB_HIGHER),
+        xb_result_new("search-tree", op, sut, latency, "us", XB_LOWER),
+        xb_result_new("search-tree", op, sut, top, "us", XB_LOWER),
+        xb_result_new("search-tree", op, sut, "bytes_per_key", "bytes",
+                      XB_LOWER),
+        xb_result_new("search-tree", op, sut, "log_bytes_per_insert", "bytes",
+                      XB_LOWER),
+        xb_result_new("search-tree", op, sut, "log_syncs_per_insert", "ratio",
+                      XB_LOWER),
+        xb_result_new("search-tree", op, sut, "aborts", "count", XB_LOWER)};
+    int rc = 0;
+    run->nlatency = 0;
+    for (long long r = 0; r < run->reps && rc == 0; r++)
+        rc = repetition(run, cfg, scratch, index, r, rs, label);
+    if (rc == 0 && run->nlatency > 0) {
+        add_evenly(rs[R_LATENCY], run->all_latency, run->nlatency,
+                   MAX_LATENCY_SAMPLES);
+        qsort(run->all_latency, (size_t)run->nlatency, sizeof(double),
+              cmp_desc);
+        for (long long j = 0; j < run->nlatency && j < TOP_LATENCIES; j++)
+            xb_sample(rs[R_TOP], run->all_latency[j]);
+    }
+    for (int k = 0; k < NRESULTS; k++) {
+        if (rc != 0 || xb_sample_count(rs[k]) == 0) {
+            xb_result_free(rs[k]);
+            continue;
+        }
+        add_params(run, cfg, rs[k]);
+        xb_result_emit(rs[k]);
+    }
+    return rc;
+}
