@@ -79,6 +79,9 @@ int xos_write_all(int fd, const void *src, size_t len, off_t off);
  * 0 or an errno value.  Async-signal-safe. */
 int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof);
 
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+unsigned xos_cpus(void);
+
 /* Read /proc/<pid>/stat into buf (n bytes): a pointer to the ')' that
  * ends the command name (field 2; the fields after it follow, each after
  * one space), or NULL if it cannot be read. */
