@@ -145,6 +145,23 @@
  *   XAC_BACKOFF_US=0..4294967295 (default 0)
  *       maximum backoff after a conflict abort, in us; 0 = no backoff
  *       (xSetPolicy()).
+ *   XAC_WRITERS=0..4096 (default 0)
+ *       how many update transactions (xbegin()) of the processes on the
+ *       control directory run at once; another xbegin() waits until one
+ *       of them publishes its commit or aborts.  0 = as many as the CPUs
+ *       this process may run on; 4096 (the number of process slots) =
+ *       no limit.  A throttle, not a lock: a process that has seen no
+ *       admitted transaction finish for about 20 ms runs anyway, so
+ *       transactions that wait for each other across processes cannot
+ *       deadlock.  Read-only transactions are never held back.
+ *   XAC_ESCALATE=0..1000 (default 8)
+ *       after this many consecutive conflict aborts, a process runs its
+ *       next attempt irrevocable: it waits for its turn, and while it
+ *       runs no other transaction commits and none wins a page from it,
+ *       so it commits (unless its program calls xFail(), the version pool
+ *       is full or the log fails).  Every transaction therefore commits
+ *       within XAC_ESCALATE + 1 attempts.  0 = never (the thesis's
+ *       behaviour: a transaction may abort without bound).
  *   XAC_SYNC=fdatasync|fsync|dsync (default fdatasync)
  *       how a DURABLE process makes the log stable (xSetSyncMethod()).
  *   XAC_LOG_LIMIT=4096..2147483648 (default 67108864, that is 64M)
@@ -570,10 +587,65 @@ struct xac_stats {
                                         *   (userfaultfd minor faults and
                                         *   MADV_DONTNEED; XAC_PTE); 0:
                                         *   through mprotect */
+    /* Contention: this process's update transactions (xbegin()). */
+    unsigned long long conflict_aborts; /**< aborted by a conflict (lost
+                                        *   a page under the policy, or
+                                        *   read a page committed after
+                                        *   its snapshot); not xFail() */
+    unsigned long long retries_max;    /**< most conflict aborts before
+                                        *   one transaction committed; the
+                                        *   mean is conflict_aborts /
+                                        *   commits */
+    unsigned long long aborted_ns;     /**< time from xbegin() to xend()
+                                        *   of the transactions a conflict
+                                        *   aborted: work thrown away */
+    unsigned long long backoff_ns;     /**< time xend() slept in backoff
+                                        *   after them (xSetPolicy()) */
+    unsigned long long escalations;    /**< transactions run irrevocable
+                                        *   after XAC_ESCALATE aborts */
+    unsigned long long admission_waits; /**< xbegin()s that waited to be
+                                        *   admitted (XAC_WRITERS) */
+    unsigned long long admission_wait_ns; /**< ... and how long */
+    unsigned long long irrevocable_wait_ns; /**< time commits waited for
+                                        *   another process's irrevocable
+                                        *   transaction, and escalations
+                                        *   waited for their turn */
+    unsigned long long conflict_pages; /**< pages xConflicts() names */
+    unsigned long long conflicts_untracked; /**< conflict aborts on pages
+                                        *   beyond the 4096 it keeps, or
+                                        *   on no page */
+    int writers;                       /**< XAC_WRITERS in effect (0: no
+                                        *   limit) */
+    int escalate_after;                /**< XAC_ESCALATE in effect (0:
+                                        *   never) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */
 int xStats(struct xac_stats *st);
+
+/** A page and the conflict aborts blamed on it (xConflicts()). */
+struct xac_conflict {
+    unsigned long long page;   /**< page number in the segment: byte
+                                *   offset / PAGESIZE */
+    unsigned long long aborts; /**< this process's transactions a conflict
+                                *   on the page aborted */
+};
+
+/** Which pages make this process's transactions abort, most aborts
+ * first.  Each conflict abort (xStats().conflict_aborts) is blamed on one
+ * page: the page whose writer word it lost, the page another transaction
+ * took from it, or the first page it had read that another transaction
+ * committed after its snapshot.  A program that knows what its pages
+ * hold (a tree's root, its inner nodes, an allocator record) can tell
+ * which of its records are hot spots.  Counts start at xInit().
+ *
+ * @param out room for @p n entries (may be NULL if n is 0).
+ * @param n how many to fill.
+ * @return the number of pages with conflicts counted (it may exceed n:
+ *     then out holds the n with the most aborts); XAC_ENOTINIT; XAC_EINVAL
+ *     if n is negative or out is NULL with n > 0; ENOMEM.
+ */
+int xConflicts(struct xac_conflict *out, int n);
 
 /** Describe a value returned by any LIBXAC function: 0, a status value, an
  * XAC_E* code or an errno value.  Never returns NULL; the string is static

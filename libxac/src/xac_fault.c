@@ -32,6 +32,7 @@
 
 #include "xac_assert.h"
 #include "xac_commit.h"
+#include "xac_contend.h"
 #include "xac_fault.h"
 #include "xac_int.h"
 #include "xac_log.h"
@@ -237,6 +238,7 @@ int xflt_grant(uint32_t pg, int want, int by_wp)
         !xcm_extend(e)) {
         tx->tx_failed = 1;
         tx->tx_conflict = 1;
+        xcn_blame(&e->xe_cn, pg);
     }
     if (!holds_version(cur) && (rc = load(e, pg)) != 0)
         return rc;

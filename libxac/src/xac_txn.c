@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "xac.h"
 #include "xac_assert.h"
 #include "xac_commit.h"
+#include "xac_contend.h"
 #include "xac_group.h"
 #include "xac_int.h"
 #include "xac_log.h"
@@ -299,7 +299,11 @@ static int txn_start(int query)
     tx->tx_conflict = 0;
     xlog_forget_before(&e->xe_log);
     tx->tx_update = !query;
+    if (!query)
+        xcn_enter(&e->xe_cn, &e->xe_ctl);
     xcm_begin(e);
+    if (!query)
+        xcn_began(&e->xe_cn, &e->xe_ctl, tx->tx_id);
     if (e->xe_log.lg_durable)
         xgrp_note_cpu(&e->xe_log); /* for a sibling choosing the leader */
     /* One look at the other slots serves both uses below. */
@@ -312,28 +316,6 @@ static int txn_start(int query)
     tx->tx_qdepth = query ? 1 : 0;
     tx->tx_depth = 1;
     return 0;
-}
-
-/* Randomized exponential backoff after a conflict abort. */
-static void backoff(struct xac_env *e)
-{
-    struct xtxn *tx = &e->xe_tx;
-    uint64_t lim, us;
-    struct timespec ts;
-
-    if (tx->tx_backoff_us == 0)
-        return;
-    if (tx->tx_aborts < 30)
-        tx->tx_aborts++;
-    lim = (uint64_t)1 << tx->tx_aborts;
-    if (lim > tx->tx_backoff_us)
-        lim = tx->tx_backoff_us;
-    tx->tx_rand = tx->tx_rand * 6364136223846793005ULL +
-                  1442695040888963407ULL + (uint64_t)e->xe_ctl.cx_slot;
-    us = (tx->tx_rand >> 33) % (lim + 1);
-    ts.tv_sec = (time_t)(us / 1000000);
-    ts.tv_nsec = (long)(us % 1000000) * 1000L;
-    xos.nanosleep(&ts, NULL);
 }
 
 static int txn_stop(int query)
@@ -360,14 +342,13 @@ static int txn_stop(int query)
     commit = !tx->tx_failed && !query;
     rc = txn_finish(commit);
     tx->tx_depth = 0;
+    if (tx->tx_update)
+        xcn_end(&e->xe_cn, &e->xe_ctl, tx->tx_id, commit && rc == 0,
+                (tx->tx_conflict && rc != XAC_EIO) || rc == ABORTED);
     if (rc == XAC_EIO)
         return rc;
-    if (rc == ABORTED || rc == XAC_EFULL || (!commit && !query)) {
-        if (tx->tx_conflict || rc == ABORTED)
-            backoff(e);
+    if (rc == ABORTED || rc == XAC_EFULL || (!commit && !query))
         return rc == XAC_EFULL ? rc : ABORTED;
-    }
-    tx->tx_aborts = 0;
     if (rc != 0)
         return rc;
     return COMMITTED;
@@ -467,6 +448,6 @@ int xSetPolicy(int policy, unsigned backoff_us)
     if (tx->tx_depth > 0)
         return XAC_EINTXN;
     tx->tx_policy = policy;
-    tx->tx_backoff_us = backoff_us;
+    e->xe_cn.cn_backoff_us = backoff_us;
     return 0;
 }
