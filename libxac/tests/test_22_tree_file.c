@@ -38,7 +38,7 @@ int main(void)
 
     /* A small file fills up; the tree stays intact. */
     struct tr_config bc = {TR_BTREE, 4096, 64};
-    E(ts_open(&s, TS_SERIAL, ".", "full.db", 64 * 4096, 0));
+    E(ts_open(&s, TS_SERIAL, ".", "full.db", TF_DATA + 62 * 4096, 0));
     E(tr_create(&s, &bc));
     E(tr_open(&s, &t));
     unsigned char v[64] = {2};
@@ -53,7 +53,7 @@ int main(void)
     E(ts_close(&s));
 
     struct tr_config cc = {TR_COBTREE, 0, 64};
-    E(ts_open(&s, TS_SERIAL, ".", "cofull.db", 64 * 4096, 0));
+    E(ts_open(&s, TS_SERIAL, ".", "cofull.db", TF_DATA + 62 * 4096, 0));
     E(tr_create(&s, &cc));
     E(tr_open(&s, &t));
     for (i = 0, rc = 0; i < 100000 && rc >= 0; i++)
