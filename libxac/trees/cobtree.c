@@ -752,3 +752,22 @@ int co_check(struct co_tree *t, char *why, size_t len)
     }
     return heap_bad(t, &g, why, len);
 }
+
+int co_page_kind(struct co_tree *t, uint64_t off)
+{
+    const struct tf_header *h = tf_header(t->co_s);
+    uint64_t segs = (uint64_t)1 << h->h_co_lg_segs;
+
+    if (off >= h->h_co_recs &&
+        off < h->h_co_recs + segs * CO_REC_BYTES(h->h_co_seg_slots))
+        return 2;
+    if (off >= h->h_co_index &&
+        off < h->h_co_index + (2 * segs - 1) * sizeof(struct co_node))
+        return 3;
+    for (uint32_t l = 0; l < TF_HEAP_LANES; l++)
+        for (uint32_t k = 0; k < h->h_co_lane[l].l_chunks; k++)
+            if (off >= h->h_co_lane[l].l_chunk[k] &&
+                off < h->h_co_lane[l].l_chunk[k] + heap_chunk_bytes(t, k))
+                return 1;
+    return 0;
+}

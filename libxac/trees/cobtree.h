@@ -118,4 +118,8 @@ long long co_range(struct co_tree *t, uint64_t lo, uint64_t hi,
 
 int co_check(struct co_tree *t, char *why, size_t len);
 
+/* What the byte at off holds: 1 the value heap, 2 the segment records,
+ * 3 the index, 0 none of them. */
+int co_page_kind(struct co_tree *t, uint64_t off);
+
 #endif

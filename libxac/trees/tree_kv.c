@@ -27,7 +27,11 @@ struct tk_handle {
 };
 
 /* Which of the counters' own readings holds what (tk_params). */
-enum { OWN_KEEP_PAGES, OWN_UFFD, OWN_PTE, OWN_WORKING_MIB };
+enum { OWN_KEEP_PAGES, OWN_UFFD, OWN_PTE, OWN_WORKING_MIB, OWN_WRITERS,
+       OWN_ESCALATE };
+
+/* The conflict pages one process classifies (most aborts first). */
+#define TK_CONFLICT_PAGES 4096
 
 static const struct tk_program *tk_pg;
 static struct tk_config tk_configs[XB_KV_MAX_CONFIGS];
@@ -150,6 +154,38 @@ static long long tk_scan(void *hv)
     return tr_range(h->t, 0, UINT64_MAX, NULL, NULL);
 }
 
+/* Conflict aborts by the kind of page they were blamed on: xConflicts()
+ * names the pages, the tree says what they hold now.  Aborts on pages
+ * beyond the first TK_CONFLICT_PAGES (or none) count as "free". */
+static int tk_conflicts(struct tk_handle *h, const struct xac_stats *st,
+                        struct xb_kv_counters *c)
+{
+    struct xac_conflict *cf = malloc(TK_CONFLICT_PAGES * sizeof *cf);
+    uint64_t *pages = malloc(TK_CONFLICT_PAGES * sizeof *pages);
+    enum tr_page_kind *kinds = malloc(TK_CONFLICT_PAGES * sizeof *kinds);
+    unsigned long long named = 0;
+    int n = cf && pages && kinds ? xConflicts(cf, TK_CONFLICT_PAGES) : -1;
+    int rc = n < 0 ? -1 : 0;
+    if (n > TK_CONFLICT_PAGES)
+        n = TK_CONFLICT_PAGES;
+    for (int i = 0; i < n; i++)
+        pages[i] = cf[i].page;
+    if (n > 0 && tr_page_kinds(h->t, pages, (size_t)n, kinds) != 0)
+        rc = -1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        c->conflicts[kinds[i]] += cf[i].aborts;
+        named += cf[i].aborts;
+    }
+    c->conflicts[TR_PAGE_FREE] += st->conflict_aborts - named;
+    free(cf);
+    free(pages);
+    free(kinds);
+    if (rc != 0)
+        fprintf(stderr, "%s: cannot tell which pages conflicted.\n",
+                tk_name());
+    return rc;
+}
+
 static int tk_observe(void *hv, struct xb_kv_counters *c)
 {
     struct tk_handle *h = hv;
@@ -157,6 +193,17 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
     if (ts_stats(&h->s, &st) != 0) {
         fprintf(stderr, "%s: xStats failed.\n", tk_name());
         return -1;
+    }
+    if (h->s.ts_kind == TS_XAC) {
+        c->has_contention = 1;
+        c->commits = st.commits;
+        c->conflict_aborts = st.conflict_aborts;
+        c->retries_max = st.retries_max;
+        c->aborted_ns = st.aborted_ns;
+        c->waited_ns = st.admission_wait_ns + st.irrevocable_wait_ns;
+        c->escalations = st.escalations;
+        if (tk_conflicts(h, &st, c) != 0)
+            return -1;
     }
     c->has_log = h->s.ts_durability == TS_DURABLE;
     c->has_aborts = h->s.ts_kind == TS_XAC;
@@ -167,7 +214,27 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
     c->own[OWN_UFFD] = st.uffd;
     c->own[OWN_PTE] = st.page_table_access;
     c->own[OWN_WORKING_MIB] = (long long)st.working_mib;
+    c->own[OWN_WRITERS] = st.writers;
+    c->own[OWN_ESCALATE] = st.escalate_after;
     return 0;
+}
+
+static const char *const tk_page_kinds[TR_PAGE_KINDS + 1] = {
+    "header", "allocator", "root", "inner", "leaf",
+    "heap",   "segments",  "index", "free", NULL};
+
+_Static_assert(TR_PAGE_KINDS <= XB_KV_PAGE_KINDS, "every kind counted");
+
+static unsigned tk_page_kinds_of(const struct xb_kv_config *cfg)
+{
+    const struct tk_config *c = tk_of(cfg);
+    unsigned both = 1u << TR_PAGE_HEADER | 1u << TR_PAGE_ALLOCATOR |
+                    1u << TR_PAGE_FREE;
+    if (c->tree.kind == TR_BTREE)
+        return both | 1u << TR_PAGE_ROOT | 1u << TR_PAGE_INNER |
+               1u << TR_PAGE_LEAF;
+    return both | 1u << TR_PAGE_HEAP | 1u << TR_PAGE_SEGMENTS |
+           1u << TR_PAGE_INDEX;
 }
 
 static uint64_t tk_bytes_used(void *hv)
@@ -200,6 +267,8 @@ static void tk_params(const struct xb_kv_config *cfg,
     xb_param_str(r, "access_control",
                  counters->own[OWN_PTE] ? "pte" : "mprotect");
     xb_param_int(r, "working_mib", counters->own[OWN_WORKING_MIB]);
+    xb_param_int(r, "writers", counters->own[OWN_WRITERS]);
+    xb_param_int(r, "escalate_after", counters->own[OWN_ESCALATE]);
 }
 
 static void tk_label(const struct xb_kv_config *cfg, char *buf, size_t len)
@@ -365,6 +434,8 @@ static struct xb_kv_store tk_kv = {
     .observe = tk_observe,
     .bytes_used = tk_bytes_used,
     .check = tk_check,
+    .page_kinds = tk_page_kinds,
+    .page_kinds_of = tk_page_kinds_of,
     .params = tk_params,
 };
 

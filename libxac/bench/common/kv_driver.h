@@ -63,6 +63,21 @@
  *                         phase, one sample per process per repetition
  *                         (process p of repetition r is sample r * procs
  *                         + p; thesis Table C.11's "# Aborts")
+ * and, with counters that count contention, per process per repetition
+ * like aborts:
+ *   retries_per_commit    ratio: conflict aborts / committed updating
+ *                         transactions (the mean retries of an operation)
+ *   retries_max           count: most aborts before one operation
+ *                         committed
+ *   aborted_time          ms: time spent in transactions that aborted
+ *   wait_time             ms: time waiting to be admitted or for another
+ *                         process's irrevocable transaction
+ *   escalations           count: operations that ran irrevocable
+ *   conflict_aborts_<kind> count: conflict aborts blamed on a page of that
+ *                         kind (store->page_kinds names them: for the
+ *                         LIBXAC trees header, allocator, root, inner,
+ *                         leaf, heap, segments, index, free), for the
+ *                         kinds the configuration has (page_kinds_of)
  * Params: count, procs, durability ("durable" for the durable_modes, else
  * "nondurable"), mode, order, seed, key_bytes, value_bytes, then the
  * store's own (params).
@@ -118,14 +133,22 @@ struct xb_kv_key {
     unsigned char bytes[XB_KEY_BYTES];
 };
 
+/* Kinds of page a store may blame conflicts on (page_kinds). */
+#define XB_KV_PAGE_KINDS 10
+
 /* A process's counters, read after it opened and after its last
  * operation (observe). */
 struct xb_kv_counters {
     int has_log;     /* log_bytes and log_syncs count a log */
     int has_aborts;  /* aborts counts aborted transactions */
+    int has_contention; /* the counters from commits on are counted */
     unsigned long long log_bytes, log_syncs; /* shared by all processes */
     unsigned long long aborts;               /* this process's */
-    long long own[4]; /* the store's own readings, for its params */
+    /* This process's contention (see the results above). */
+    unsigned long long commits, conflict_aborts, retries_max, aborted_ns,
+        waited_ns, escalations;
+    unsigned long long conflicts[XB_KV_PAGE_KINDS]; /* by page kind */
+    long long own[8]; /* the store's own readings, for its params */
 };
 
 struct xb_kv_store {
@@ -183,6 +206,11 @@ struct xb_kv_store {
     /* Optional: check the store's invariants; 0, or -1 with a sentence in
      * why. */
     int (*check)(void *h, char *why, size_t len);
+    /* With contention counters: the name of each kind of page in
+     * conflicts[] (NULL-terminated) and which of them a configuration has
+     * (bit k: page_kinds[k]). */
+    const char *const *page_kinds;
+    unsigned (*page_kinds_of)(const struct xb_kv_config *cfg);
     /* The store's own result params; counters are process 1's at opening,
      * in the last repetition. */
     void (*params)(const struct xb_kv_config *cfg,

@@ -17,7 +17,8 @@
 
 /* The results of one configuration, in the order they are printed. */
 enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
-       R_ABORTS, NRESULTS };
+       R_ABORTS, R_RETRIES, R_RETRY_MAX, R_ABORTED_TIME, R_WAIT_TIME,
+       R_ESCALATIONS, R_CONFLICTS, NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
 
 struct child_arg {
     const struct xb_kv_run *run;
@@ -248,6 +249,28 @@ static void add_log(const struct xb_kv_run *run,
     xb_sample(rs[R_LOG_SYNCS], (double)(s1 - s0) / (double)run->count);
 }
 
+/* One process's contention samples: its counters' deltas. */
+static void add_contention(const struct xb_kv_run *run,
+                           const struct xb_kv_config *cfg,
+                           const struct xb_kv_counters *a,
+                           const struct xb_kv_counters *b, xb_result **rs)
+{
+    unsigned kinds = run->store->page_kinds_of(cfg);
+    unsigned long long commits = b->commits - a->commits;
+    xb_sample(rs[R_RETRIES],
+              commits ? (double)(b->conflict_aborts - a->conflict_aborts) /
+                            (double)commits
+                      : 0.0);
+    xb_sample(rs[R_RETRY_MAX], (double)b->retries_max);
+    xb_sample(rs[R_ABORTED_TIME], (double)(b->aborted_ns - a->aborted_ns) / 1e6);
+    xb_sample(rs[R_WAIT_TIME], (double)(b->waited_ns - a->waited_ns) / 1e6);
+    xb_sample(rs[R_ESCALATIONS], (double)(b->escalations - a->escalations));
+    for (int k = 0; k < XB_KV_PAGE_KINDS; k++)
+        if (kinds & (1u << k))
+            xb_sample(rs[R_CONFLICTS + k],
+                      (double)(b->conflicts[k] - a->conflicts[k]));
+}
+
 /* Repetition r; 0, 1 (failed) or 2 (refused). */
 static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
                       const char *scratch, int index, long long r,
@@ -296,6 +319,8 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         if (ps->at_open.has_aborts)
             xb_sample(rs[R_ABORTS],
                       (double)(ps->at_end.aborts - ps->at_open.aborts));
+        if (ps->at_open.has_contention)
+            add_contention(run, cfg, &ps->at_open, &ps->at_end, rs);
     }
     if (run->op == XB_KV_INSERT)
         add_log(run, cfg, dir, rs);
@@ -365,7 +390,28 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
                       XB_LOWER),
         xb_result_new("search-tree", op, sut, "log_syncs_per_insert", "ratio",
                       XB_LOWER),
-        xb_result_new("search-tree", op, sut, "aborts", "count", XB_LOWER)};
+        xb_result_new("search-tree", op, sut, "aborts", "count", XB_LOWER),
+        xb_result_new("search-tree", op, sut, "retries_per_commit", "ratio",
+                      XB_LOWER),
+        xb_result_new("search-tree", op, sut, "retries_max", "count",
+                      XB_LOWER),
+        xb_result_new("search-tree", op, sut, "aborted_time", "ms",
+                      XB_LOWER),
+        xb_result_new("search-tree", op, sut, "wait_time", "ms", XB_LOWER),
+        xb_result_new("search-tree", op, sut, "escalations", "count",
+                      XB_LOWER)};
+    for (int k = 0; k < XB_KV_PAGE_KINDS; k++) {
+        const char *const *names = st->page_kinds;
+        int named = names != NULL;
+        for (int j = 0; named && j < k; j++)
+            named = names[j] != NULL;
+        char metric[64];
+        if (named && names[k] != NULL) {
+            snprintf(metric, sizeof metric, "conflict_aborts_%s", names[k]);
+            rs[R_CONFLICTS + k] = xb_result_new("search-tree", op, sut,
+                                                metric, "count", XB_LOWER);
+        }
+    }
     int rc = 0;
     run->nlatency = 0;
     for (long long r = 0; r < run->reps && rc == 0; r++)
@@ -379,6 +425,8 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
             xb_sample(rs[R_TOP], run->all_latency[j]);
     }
     for (int k = 0; k < NRESULTS; k++) {
+        if (rs[k] == NULL)
+            continue;
         if (rc != 0 || xb_sample_count(rs[k]) == 0) {
             xb_result_free(rs[k]);
             continue;
