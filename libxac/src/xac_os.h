@@ -59,9 +59,9 @@ struct xos_table {
      * asks for POSIX_FADV_RANDOM: readahead would fill the page cache with
      * large folios, and every 4 KiB write into one costs several times a
      * write into a page (ext4 on Linux 6.18: 12 us against 3 us).  The
-     * first process to map the file also drops its cached pages
-     * (POSIX_FADV_DONTNEED, xac_seg.c): folios read ahead earlier keep a
-     * readahead mark that POSIX_FADV_RANDOM does not disarm. */
+     * first write into the file after its store was made drops its cached
+     * pages (POSIX_FADV_DONTNEED, xac_seg.c): folios read ahead earlier
+     * keep a readahead mark that POSIX_FADV_RANDOM does not disarm. */
     int (*fadvise)(int fd, off_t off, off_t len, int advice);
 };
 
