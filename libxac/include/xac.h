@@ -614,6 +614,13 @@ struct xac_stats {
     unsigned long long conflicts_untracked; /**< conflict aborts on pages
                                         *   beyond the 4096 it keeps, or
                                         *   on no page */
+    unsigned long long pages_around;   /**< pages read-only transactions
+                                        *   (xbeginQuery()) of this process
+                                        *   mapped around a page they
+                                        *   faulted on: a query may map
+                                        *   any page its snapshot reads,
+                                        *   so one fault maps up to 64
+                                        *   (page-table access only) */
     int writers;                       /**< XAC_WRITERS in effect (0: no
                                         *   limit) */
     int escalate_after;                /**< XAC_ESCALATE in effect (0:

@@ -329,6 +329,7 @@ static int commit_direct(struct xac_env *e, uint64_t c)
     uint32_t g, next;
     int rc = 0, r;
 
+    xseg_drop_cache(sg);
     for (i = 0; i < n; i = j) {
         if (!written(e, t[i])) {
             j = i + 1;
@@ -354,6 +355,7 @@ static int commit_direct(struct xac_env *e, uint64_t c)
         ST(&pe->pe_head, 0);
         ST(&pe->pe_ts, c);
         ST(&pe->pe_newest, c);
+        xseg_note_change(sg, t[i], c);
     }
     return rc;
 }
@@ -422,6 +424,7 @@ static int commit_pool(struct xac_env *e, uint64_t c, size_t nw)
         ST(&pe->pe_head, f);
         ST(&pe->pe_newest, c);
         xseg_ring_push(sg, t[i]);
+        xseg_note_change(sg, t[i], c);
     }
     free(fl);
     return 0;
