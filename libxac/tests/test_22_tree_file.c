@@ -53,7 +53,8 @@ int main(void)
     E(ts_close(&s));
 
     struct tr_config cc = {TR_COBTREE, 0, 64};
-    E(ts_open(&s, TS_SERIAL, ".", "cofull.db", TF_DATA + 62 * 4096, 0));
+    E(ts_open(&s, TS_SERIAL, ".", "cofull.db",
+                 TF_DATA + (TF_HEAP_LANES + 62) * 4096, 0));
     E(tr_create(&s, &cc));
     E(tr_open(&s, &t));
     for (i = 0, rc = 0; i < 100000 && rc >= 0; i++)
@@ -120,7 +121,7 @@ int main(void)
     printf("# %s\n", why);
     /* One process inserted all 2000 elements: one lane, entries 0..1999. */
     uint32_t lane = CO_VIX_LANE(v0[0]);
-    struct tf_heap_lane *ln = &h->h_co_lane[lane];
+    struct tf_heap_lane *ln = ts_at(&s, h->h_co_lanes + lane * TF_PAGE);
     v0[1] = CO_VIX(lane, 2000);
     test_cond("a heap index past the live entries is noticed",
               tr_check(t, why, sizeof why) != 0);

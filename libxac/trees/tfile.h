@@ -31,21 +31,22 @@
                       * 3: so do CO B-tree segments;
                       * 4: CO B-tree values in a heap that never moves
                       * them (h_co_heap), segments as records;
-                      * 5: allocation arenas (pages 2 ...) */
+                      * 5: allocation arenas (pages 2 ...), CO B-tree
+                      * heap lanes one a page (h_co_lanes) */
 #define TF_PAGE 4096u
 #define TF_ARENAS 64u                  /* arena records, one a page */
 #define TF_ARENA_CHUNK (32u * TF_PAGE) /* what an arena takes at a time */
 #define TF_ARENA_MAX (TF_ARENA_CHUNK / 4) /* larger extents skip arenas */
 #define TF_DATA ((2u + TF_ARENAS) * TF_PAGE) /* first allocatable byte */
 #define TF_MAX_FREE 200
-#define TF_HEAP_CHUNKS 23u /* chunks of a CO B-tree heap lane: 64 << 22 */
-#define TF_HEAP_LANES 8u   /* CO B-tree heap lanes */
+#define TF_HEAP_CHUNKS 20u /* chunks of a CO B-tree heap lane: 64 << 19 */
+#define TF_HEAP_LANES 64u  /* CO B-tree heap lanes, one a page */
 
 enum tf_kind { TF_BTREE = 1, TF_COBTREE = 2 };
 
-/* One lane of the CO B-tree's value heap (cobtree.h): its entries
- * [0, n) are live, n lies in [l_hint, l_hint + CO_HEAP_WINDOW], and chunk
- * k holds CO_HEAP_BASE << k entries. */
+/* One lane of the CO B-tree's value heap (cobtree.h), on a page of its
+ * own: its entries [0, n) are live, n lies in [l_hint, l_hint +
+ * CO_HEAP_WINDOW], and chunk k holds CO_HEAP_BASE << k entries. */
 struct tf_heap_lane {
     uint64_t l_hint;
     uint32_t l_chunks; /* chunks allocated */
@@ -73,8 +74,9 @@ struct tf_header {
     uint64_t h_co_capacity;  /* slots = segments * seg_slots */
     uint32_t h_co_seg_slots; /* slots per segment, a power of two */
     uint32_t h_co_lg_segs;   /* log2(segments) */
-    /* CO B-tree value heap (cobtree.h), in lanes */
-    struct tf_heap_lane h_co_lane[TF_HEAP_LANES];
+    /* CO B-tree value heap (cobtree.h): TF_HEAP_LANES struct
+     * tf_heap_lane, one a page, from this offset */
+    uint64_t h_co_lanes;
 };
 
 _Static_assert(sizeof(struct tf_header) <= TF_PAGE, "the header is page 0");

@@ -235,8 +235,9 @@ static enum tr_page_kind tr_node_at(const struct tr_nodes *ns, uint64_t off,
                                                       : TR_PAGE_FREE;
 }
 
-static const enum tr_page_kind tr_co_kinds[4] = {
-    TR_PAGE_FREE, TR_PAGE_HEAP, TR_PAGE_SEGMENTS, TR_PAGE_INDEX};
+static const enum tr_page_kind tr_co_kinds[5] = {
+    TR_PAGE_FREE, TR_PAGE_HEAP, TR_PAGE_SEGMENTS, TR_PAGE_INDEX,
+    TR_PAGE_ALLOCATOR};
 
 int tr_page_kinds(tr_tree *t, const uint64_t *pages, size_t n,
                   enum tr_page_kind *kinds)
@@ -278,6 +279,10 @@ size_t tr_file_bytes(const struct tr_config *cfg, uint64_t n)
         /* The array at density >= 3/8 and the one it grew from. */
         bytes = 8 * n * rec + 64 * rec * 4 + (1u << 20);
     bytes += bytes / 4 + (4u << 20);
+    /* Room for every arena's run and the CO B-tree's heap lanes: a file
+     * with processes on every arena still has its slack (it is sparse). */
+    bytes += TF_DATA + (uint64_t)TF_ARENAS * TF_ARENA_CHUNK +
+             (uint64_t)TF_HEAP_LANES * TF_PAGE;
     return (size_t)((bytes + TF_PAGE - 1) & ~(uint64_t)(TF_PAGE - 1));
 }
 

@@ -85,8 +85,9 @@ int tr_check(tr_tree *t, char *why, size_t len);
 uint64_t tr_bytes_used(tr_tree *t);
 
 /** What a page of the tree file holds (tr_page_kinds): the header, an
- * allocator record; a B+-tree's root, inner nodes and leaves; a CO
- * B-tree's value heap, segment records and index; or nothing in use. */
+ * allocator record (page 1, an arena, a CO B-tree heap lane's record); a
+ * B+-tree's root, inner nodes and leaves; a CO B-tree's value heap,
+ * segment records and index; or nothing in use. */
 enum tr_page_kind {
     TR_PAGE_HEADER,
     TR_PAGE_ALLOCATOR,
