@@ -56,6 +56,13 @@
  *   committed after its snapshot.  A failed transaction keeps running on
  *   its snapshot until its outermost xend(), which returns ABORTED: aborts
  *   are synchronous.  Only the segment is rolled back.
+ * - Progress: after XAC_ESCALATE (default 8) conflict aborts in a row, a
+ *   process's next transaction runs irrevocable and commits, so every
+ *   transaction commits within XAC_ESCALATE + 1 attempts (aborts by
+ *   xFail(), XAC_EFULL or XAC_EIO aside).  While it runs, other
+ *   processes' commits wait in xend().  At most XAC_WRITERS update
+ *   transactions (default: the CPUs) run at once; another xbegin() waits
+ *   (see Environment).  Read-only transactions never wait for either.
  * - A process that dies inside a transaction never blocks the others: its
  *   writer words are recognized as stale, its slot is freed, its
  *   transaction is aborted.  If it dies while holding the commit lock, the
@@ -335,7 +342,10 @@ void *xMmap(const char *name, size_t length);
 int xMunmap(const char *name);
 
 /** Begin a transaction.  Inside a transaction, xbegin() begins a nested
- * transaction, which is subsumed by the outermost one.
+ * transaction, which is subsumed by the outermost one.  The outermost
+ * xbegin() may first wait: while XAC_WRITERS update transactions run
+ * (admission), or for its turn to run irrevocable (after XAC_ESCALATE
+ * conflict aborts in a row; see Environment).
  *
  * @return 0; XAC_ENOTINIT; XAC_ENOTMAPPED if no segment is mapped;
  *     XAC_EQUERY inside a read-only transaction; XAC_EIO (DURABLE) while
@@ -357,7 +367,9 @@ int xbegin(void);
  *     file may hold part of it).  DURABLE: COMMITTED is returned only once
  *     the transaction's log record is on stable storage.
  *     After ABORTED caused by a conflict, xend() first sleeps a random
- *     time if backoff is on (xSetPolicy()).
+ *     time if backoff is on (xSetPolicy()).  While another process's
+ *     transaction is irrevocable (XAC_ESCALATE), a commit waits for it
+ *     before it validates.
  */
 int xend(void);
 
@@ -378,7 +390,13 @@ int xFail(void);
 int xValidate(void);
 
 /** Begin a read-only transaction.  It reads a consistent snapshot, always
- * commits, never blocks and never makes a writer fail.  Writing to the
+ * commits, never blocks and never makes a writer fail.  With kept pages
+ * (xSetKeepPages(), the default) its pages stay readable after it ends,
+ * whatever other processes run, and the next transaction of this process
+ * revokes only those that commits changed meanwhile: a query repeated on
+ * unchanged pages takes no fault.  Under page-table access a query's
+ * fault also maps the pages around the faulting one (xStats()
+ * pages_around).  Writing to the
  * segment inside it is a program error: the library prints "libxac: write
  * to the segment in a read-only transaction (xbeginQuery)" on stderr and
  * the process dies of SIGSEGV (the write is never applied).  May be nested in a normal
@@ -449,8 +467,11 @@ int xSetPolicy(int policy, unsigned backoff_us);
  * readable after it ends, holding the committed versions, so the next
  * transaction reads them without a fault, a copy or a protection change;
  * only its first write to such a page faults.  When another process
- * attaches or commits, the kept pages are revoked at the next xbegin()
- * and every page faults again, as the thesis describes.  Off, every
+ * commits, the pages it changed are revoked at the next xbegin(); an
+ * update transaction that begins while another process is attached
+ * revokes them all, and every page faults again, as the thesis
+ * describes.  Read-only transactions (xbeginQuery()) keep their pages
+ * whoever else is attached.  Off, every
  * transaction pays the thesis's per-page cost (page_touch measures it
  * that way).  Where the kernel can (Linux 5.19 or later) and XAC_UFFD is
  * not 0, kept pages are write-protected through userfaultfd rather than
@@ -606,6 +627,9 @@ struct xac_stats {
     unsigned long long admission_waits; /**< xbegin()s that waited to be
                                         *   admitted (XAC_WRITERS) */
     unsigned long long admission_wait_ns; /**< ... and how long */
+    unsigned long long admission_overruns; /**< ... and then ran anyway:
+                                        *   no admitted transaction had
+                                        *   finished for about 20 ms */
     unsigned long long irrevocable_wait_ns; /**< time commits waited for
                                         *   another process's irrevocable
                                         *   transaction, and escalations

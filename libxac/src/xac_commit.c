@@ -232,6 +232,7 @@ int xcm_acquire(struct xac_env *e, uint32_t pg)
                 tx->tx_failed = 1;
                 tx->tx_conflict = 1;
                 xcn_blame(&e->xe_cn, pg);
+                xcn_lost_to(&e->xe_cn, OWNER_SLOT(cur), OWNER_ID(cur));
                 return 0;
             }
             if (win)

@@ -110,6 +110,7 @@ static void admit(struct xcontend *cn, struct xctl *cx)
         if (++stuck == XCN_STUCK_NAPS)
             reap(cx); /* a writer that died is no longer waited for */
         if (stuck >= 2 * XCN_STUCK_NAPS) {
+            cn->cn_admit_overruns++;
             ST(&me->cs_admitted, 1);
             __atomic_fetch_add(&h->ch_writers, 1, __ATOMIC_SEQ_CST);
             break;
@@ -203,6 +204,7 @@ static void give_token(struct xcontend *cn, struct xctl *cx)
 void xcn_enter(struct xcontend *cn, struct xctl *cx)
 {
     cn->cn_blamed = 0;
+    cn->cn_rival_id = 0;
     if (cn->cn_escalate != 0 && cn->cn_streak >= cn->cn_escalate)
         take_token(cn, cx); /* not admitted: one writer above the limit */
     else
@@ -248,6 +250,29 @@ static void count_page(struct xcontend *cn, uint32_t pg1)
         }
     }
     cn->cn_untracked++;
+}
+
+/* Lost a page to a running transaction: the next attempt would lose it
+ * again until that transaction ends, and, retried at once, aborts over
+ * and over (64 durable processes on 2 CPUs: one insert retried 110
+ * times while its rival, preempted, held the page).  So wait, yielding,
+ * until the rival's slot runs another transaction or none, at most
+ * XCN_RIVAL_NS.  After the abort only: the slot is no longer admitted. */
+#define XCN_RIVAL_NS 10000000ull
+static void await_rival(struct xcontend *cn, struct xctl *cx)
+{
+    const struct xctl_slot *s = &xctl_slots(cx)[cn->cn_rival_slot];
+    uint64_t t0, t;
+
+    if (cn->cn_rival_id == 0)
+        return;
+    t0 = now_ns();
+    for (t = t0; LD(&s->cs_txn) == cn->cn_rival_id &&
+                 t - t0 < XCN_RIVAL_NS && t != 0;
+         t = now_ns())
+        xos.sched_yield();
+    cn->cn_backoff_ns += now_ns() - t0;
+    cn->cn_rival_id = 0;
 }
 
 /* Randomized exponential backoff: up to min(cn_backoff_us, 2^k us). */
@@ -297,6 +322,9 @@ void xcn_end(struct xcontend *cn, struct xctl *cx, uint64_t id,
     count_page(cn, pg1);
     cn->cn_streak++;
     /* The next attempt waits for the token instead. */
-    if (cn->cn_escalate == 0 || cn->cn_streak < cn->cn_escalate)
+    if (cn->cn_escalate == 0 || cn->cn_streak < cn->cn_escalate) {
+        await_rival(cn, cx);
         backoff(cn, cn->cn_streak, cx->cx_slot);
+    }
+    cn->cn_rival_id = 0;
 }

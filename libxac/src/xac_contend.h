@@ -45,6 +45,8 @@ struct xcontend {
     int cn_admitted;           /* it counts in ch_writers */
     int cn_irrevocable;        /* it holds ch_irrev */
     uint32_t cn_blamed;        /* 1 + the page blamed for its failure */
+    uint32_t cn_rival_slot;    /* the transaction it lost a page to, */
+    uint64_t cn_rival_id;      /* ... by slot and id (0: none) */
     uint64_t cn_t0;            /* CLOCK_MONOTONIC ns at its begin */
     unsigned cn_streak;        /* conflict aborts since the last commit */
     /* Statistics (xStats, xConflicts). */
@@ -56,6 +58,8 @@ struct xcontend {
     unsigned long long cn_admit_waits; /* begins that waited to be
                                         * admitted */
     unsigned long long cn_admit_ns;    /* ... and how long */
+    unsigned long long cn_admit_overruns; /* ... and then ran unadmitted:
+                                        * no admitted writer finished */
     unsigned long long cn_irrev_ns;    /* waited for another process's
                                         * irrevocable transaction */
     unsigned long long cn_untracked;   /* conflicts on pages the table had
@@ -103,8 +107,20 @@ static inline void xcn_blame(struct xcontend *cn, uint32_t pg)
     if (cn->cn_blamed == 0)
         cn->cn_blamed = pg + 1;
 }
+/* The running transaction lost a page to transaction id of slot: after
+ * its abort, the next attempt waits until that one has ended.
+ * Async-signal-safe. */
+static inline void xcn_lost_to(struct xcontend *cn, uint32_t slot,
+                               uint64_t id)
+{
+    if (cn->cn_rival_id == 0) {
+        cn->cn_rival_slot = slot;
+        cn->cn_rival_id = id;
+    }
+}
 /* The outermost transaction id ended: committed, or aborted (conflict:
- * by a conflict).  Counts it, and sleeps the backoff after a conflict. */
+ * by a conflict).  Counts it, and after a conflict waits for the rival it
+ * lost a page to and sleeps the backoff. */
 void xcn_end(struct xcontend *cn, struct xctl *cx, uint64_t id,
              int committed, int conflict);
 

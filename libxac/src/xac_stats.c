@@ -52,6 +52,7 @@ int xStats(struct xac_stats *st)
     st->escalations = cn->cn_escalations;
     st->admission_waits = cn->cn_admit_waits;
     st->admission_wait_ns = cn->cn_admit_ns;
+    st->admission_overruns = cn->cn_admit_overruns;
     st->irrevocable_wait_ns = cn->cn_irrev_ns;
     st->conflict_pages = cn->cn_npages;
     st->pages_around = e->xe_flt.ft_around;
