@@ -160,19 +160,24 @@ mode_args() {
     esac
 }
 
+# The lists and the mode arguments below are split into words on purpose.
 r=1
 while [ "$r" -le "$rounds" ]; do
     printf 'round %s ' "$r"
     for d in $durabilities; do
         for p in $procs; do
+            # shellcheck disable=SC2046,SC2086
             for s in $(rotate "$r" $(inserting $systems)); do
+                # shellcheck disable=SC2046
                 run "$r" "${s%%=*}" "${s#*=}" --op insert --count "$count" \
                     --procs "$p" $(mode_args "${s%%=*}" "$d")
             done
         done
     done
     for p in $read_procs; do
+        # shellcheck disable=SC2086
         for s in $(rotate "$r" $systems); do
+            # shellcheck disable=SC2046
             run "$r" "${s%%=*}" "${s#*=}" --op search \
                 --count "$search_count" --procs "$p" \
                 $(mode_args "${s%%=*}" nondurable)

@@ -30,8 +30,6 @@ struct tk_handle {
 enum { OWN_KEEP_PAGES, OWN_UFFD, OWN_PTE, OWN_WORKING_MIB, OWN_WRITERS,
        OWN_ESCALATE };
 
-/* The conflict pages one process classifies (most aborts first). */
-#define TK_CONFLICT_PAGES 4096
 
 static const struct tk_program *tk_pg;
 static struct tk_config tk_configs[XB_KV_MAX_CONFIGS];
@@ -154,36 +152,35 @@ static long long tk_scan(void *hv)
     return tr_range(h->t, 0, UINT64_MAX, NULL, NULL);
 }
 
-/* Conflict aborts by the kind of page they were blamed on: xConflicts()
- * names the pages, the tree says what they hold now.  Aborts on pages
- * beyond the first TK_CONFLICT_PAGES (or none) count as "free". */
-static int tk_conflicts(struct tk_handle *h, const struct xac_stats *st,
-                        struct xb_kv_counters *c)
+/* The pages this process's conflict aborts were blamed on, most aborts
+ * first (xConflicts()); the parent asks what they hold (tk_classify). */
+static int tk_conflicts(struct xb_kv_counters *c)
 {
-    struct xac_conflict *cf = malloc(TK_CONFLICT_PAGES * sizeof *cf);
-    uint64_t *pages = malloc(TK_CONFLICT_PAGES * sizeof *pages);
-    enum tr_page_kind *kinds = malloc(TK_CONFLICT_PAGES * sizeof *kinds);
-    unsigned long long named = 0;
-    int n = cf && pages && kinds ? xConflicts(cf, TK_CONFLICT_PAGES) : -1;
-    int rc = n < 0 ? -1 : 0;
-    if (n > TK_CONFLICT_PAGES)
-        n = TK_CONFLICT_PAGES;
-    for (int i = 0; i < n; i++)
-        pages[i] = cf[i].page;
-    if (n > 0 && tr_page_kinds(h->t, pages, (size_t)n, kinds) != 0)
-        rc = -1;
-    for (int i = 0; i < n && rc == 0; i++) {
-        c->conflicts[kinds[i]] += cf[i].aborts;
-        named += cf[i].aborts;
+    struct xac_conflict cf[XB_KV_CONFLICT_PAGES];
+    int n = xConflicts(cf, XB_KV_CONFLICT_PAGES);
+    if (n < 0) {
+        fprintf(stderr, "%s: xConflicts failed: %s\n", tk_name(),
+                xStrerror(n));
+        return -1;
     }
-    c->conflicts[TR_PAGE_FREE] += st->conflict_aborts - named;
-    free(cf);
-    free(pages);
-    free(kinds);
+    c->nconflict = n < XB_KV_CONFLICT_PAGES ? n : XB_KV_CONFLICT_PAGES;
+    for (int i = 0; i < c->nconflict; i++)
+        c->conflict[i] = (struct xb_kv_conflict){cf[i].page, cf[i].aborts};
+    return 0;
+}
+
+static int tk_classify(void *hv, const uint64_t *pages, size_t n, int *kinds)
+{
+    struct tk_handle *h = hv;
+    enum tr_page_kind *k = malloc((n ? n : 1) * sizeof *k);
+    int rc = k != NULL ? tr_page_kinds(h->t, pages, n, k) : -1;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        kinds[i] = (int)k[i];
+    free(k);
     if (rc != 0)
         fprintf(stderr, "%s: cannot tell which pages conflicted.\n",
                 tk_name());
-    return rc;
+    return rc != 0 ? -1 : 0;
 }
 
 static int tk_observe(void *hv, struct xb_kv_counters *c)
@@ -202,7 +199,7 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
         c->aborted_ns = st.aborted_ns;
         c->waited_ns = st.admission_wait_ns + st.irrevocable_wait_ns;
         c->escalations = st.escalations;
-        if (tk_conflicts(h, &st, c) != 0)
+        if (tk_conflicts(c) != 0)
             return -1;
     }
     c->has_log = h->s.ts_durability == TS_DURABLE;
@@ -219,7 +216,7 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
     return 0;
 }
 
-static const char *const tk_page_kinds[TR_PAGE_KINDS + 1] = {
+static const char *const tk_page_kind_names[TR_PAGE_KINDS + 1] = {
     "header", "allocator", "root", "inner", "leaf",
     "heap",   "segments",  "index", "free", NULL};
 
@@ -434,8 +431,9 @@ static struct xb_kv_store tk_kv = {
     .observe = tk_observe,
     .bytes_used = tk_bytes_used,
     .check = tk_check,
-    .page_kinds = tk_page_kinds,
+    .page_kind_names = tk_page_kind_names,
     .page_kinds_of = tk_page_kinds_of,
+    .classify = tk_classify,
     .params = tk_params,
 };
 

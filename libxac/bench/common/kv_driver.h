@@ -74,10 +74,15 @@
  *                         process's irrevocable transaction
  *   escalations           count: operations that ran irrevocable
  *   conflict_aborts_<kind> count: conflict aborts blamed on a page of that
- *                         kind (store->page_kinds names them: for the
- *                         LIBXAC trees header, allocator, root, inner,
- *                         leaf, heap, segments, index, free), for the
- *                         kinds the configuration has (page_kinds_of)
+ *                         kind (store->page_kind_names names them: for
+ *                         the LIBXAC trees header, allocator, root,
+ *                         inner, leaf, heap, segments, index, free), for
+ *                         the kinds the configuration has (page_kinds_of).
+ *                         Each process reports the pages (conflict[]);
+ *                         the parent, which opens the store after the
+ *                         run anyway, asks the store what they hold
+ *                         (classify), so no timed process spends time on
+ *                         it while others still run.
  * Params: count, procs, durability ("durable" for the durable_modes, else
  * "nondurable"), mode, order, seed, key_bytes, value_bytes, then the
  * store's own (params).
@@ -133,8 +138,15 @@ struct xb_kv_key {
     unsigned char bytes[XB_KEY_BYTES];
 };
 
-/* Kinds of page a store may blame conflicts on (page_kinds). */
+/* Kinds of page a store may blame conflicts on (page_kind_names). */
 #define XB_KV_PAGE_KINDS 10
+/* Pages with conflicts one process reports, most aborts first; aborts on
+ * pages beyond them count as the last kind (for the trees, "free"). */
+#define XB_KV_CONFLICT_PAGES 256
+
+struct xb_kv_conflict {
+    uint64_t page, aborts;
+};
 
 /* A process's counters, read after it opened and after its last
  * operation (observe). */
@@ -147,7 +159,8 @@ struct xb_kv_counters {
     /* This process's contention (see the results above). */
     unsigned long long commits, conflict_aborts, retries_max, aborted_ns,
         waited_ns, escalations;
-    unsigned long long conflicts[XB_KV_PAGE_KINDS]; /* by page kind */
+    int nconflict; /* entries of conflict[] */
+    struct xb_kv_conflict conflict[XB_KV_CONFLICT_PAGES];
     long long own[8]; /* the store's own readings, for its params */
 };
 
@@ -206,11 +219,15 @@ struct xb_kv_store {
     /* Optional: check the store's invariants; 0, or -1 with a sentence in
      * why. */
     int (*check)(void *h, char *why, size_t len);
-    /* With contention counters: the name of each kind of page in
-     * conflicts[] (NULL-terminated) and which of them a configuration has
-     * (bit k: page_kinds[k]). */
-    const char *const *page_kinds;
+    /* With contention counters: the name of each kind of page
+     * (NULL-terminated, at most XB_KV_PAGE_KINDS; the last one also takes
+     * the aborts on pages not reported), which of them a configuration
+     * has (bit k: page_kind_names[k]), and, in the parent's store opened
+     * for XB_KV_CHECK, the kind of each of pages[0 .. n) into kinds; 0 or
+     * -1 (said on stderr). */
+    const char *const *page_kind_names;
     unsigned (*page_kinds_of)(const struct xb_kv_config *cfg);
+    int (*classify)(void *h, const uint64_t *pages, size_t n, int *kinds);
     /* The store's own result params; counters are process 1's at opening,
      * in the last repetition. */
     void (*params)(const struct xb_kv_config *cfg,

@@ -139,11 +139,40 @@ static int load_store(const struct xb_kv_run *run,
     return rc;
 }
 
+/* Conflict aborts of every process by the kind of page (the store's
+ * classify), in the parent. */
+typedef unsigned long long xb_kinds[XB_KV_PAGE_KINDS];
+
+/* Process p's conflict pages by kind: the aborts on pages it did not
+ * report go to the last kind.  0 or -1. */
+static int classify(const struct xb_kv_run *run, void *h,
+                    const struct xb_kv_counters *c, unsigned long long *kinds)
+{
+    const char *const *names = run->store->page_kind_names;
+    uint64_t pages[XB_KV_CONFLICT_PAGES];
+    int k[XB_KV_CONFLICT_PAGES], last = 0, n = c->nconflict;
+    unsigned long long named = 0;
+
+    while (names[last + 1] != NULL)
+        last++;
+    for (int i = 0; i < n; i++)
+        pages[i] = c->conflict[i].page;
+    if (n > 0 && run->store->classify(h, pages, (size_t)n, k) != 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        kinds[k[i] >= 0 && k[i] <= last ? k[i] : last] += c->conflict[i].aborts;
+        named += c->conflict[i].aborts;
+    }
+    kinds[last] += c->conflict_aborts - named;
+    return 0;
+}
+
 /* Parent: reopen the store; with --verify check every key, the number of
- * records and the store's invariants; *used = its bytes in use. */
+ * records and the store's invariants; *used = its bytes in use; kinds[p]
+ * = process p's conflict aborts by kind, if the store classifies. */
 static int check_store(const struct xb_kv_run *run,
                        const struct xb_kv_config *cfg, const char *dir,
-                       uint64_t *used)
+                       uint64_t *used, xb_kinds *kinds)
 {
     const struct xb_kv_store *st = run->store;
     void *h;
@@ -152,6 +181,10 @@ static int check_store(const struct xb_kv_run *run,
     if (st->bytes_used)
         *used = st->bytes_used(h);
     long long bad = 0, checks = 0;
+    for (int p = 0; p < cfg->procs && st->classify; p++)
+        if (run->sh->proc[p].at_end.has_contention &&
+            classify(run, h, &run->sh->proc[p].at_end, kinds[p]) != 0)
+            bad++;
     unsigned char v[XB_KV_MAX_VALUE];
     struct xb_kv_key key;
     for (long long i = 0; run->verify && i < run->count; i++, checks++) {
@@ -249,11 +282,15 @@ static void add_log(const struct xb_kv_run *run,
     xb_sample(rs[R_LOG_SYNCS], (double)(s1 - s0) / (double)run->count);
 }
 
-/* One process's contention samples: its counters' deltas. */
+/* One process's contention samples: its counters' deltas, and its
+ * conflict aborts by kind of page (the parent's classification; at
+ * opening there are none). */
 static void add_contention(const struct xb_kv_run *run,
                            const struct xb_kv_config *cfg,
                            const struct xb_kv_counters *a,
-                           const struct xb_kv_counters *b, xb_result **rs)
+                           const struct xb_kv_counters *b,
+                           const unsigned long long *conflicts,
+                           xb_result **rs)
 {
     unsigned kinds = run->store->page_kinds_of(cfg);
     unsigned long long commits = b->commits - a->commits;
@@ -267,8 +304,7 @@ static void add_contention(const struct xb_kv_run *run,
     xb_sample(rs[R_ESCALATIONS], (double)(b->escalations - a->escalations));
     for (int k = 0; k < XB_KV_PAGE_KINDS; k++)
         if (kinds & (1u << k))
-            xb_sample(rs[R_CONFLICTS + k],
-                      (double)(b->conflicts[k] - a->conflicts[k]));
+            xb_sample(rs[R_CONFLICTS + k], (double)conflicts[k]);
 }
 
 /* Repetition r; 0, 1 (failed) or 2 (refused). */
@@ -314,20 +350,23 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         add_latencies(run, rs[R_LATENCY]);
     }
     xb_sample(rs[R_THROUGHPUT], rate);
+    if (run->op == XB_KV_INSERT)
+        add_log(run, cfg, dir, rs);
+    uint64_t used = 0;
+    static xb_kinds kinds[XB_PROCS_MAX];
+    memset(kinds, 0, sizeof kinds);
+    if ((run->verify || st->bytes_used || st->classify) &&
+        check_store(run, cfg, dir, &used, kinds) != 0)
+        return 1;
     for (int p = 0; p < cfg->procs; p++) {
         const struct xb_kv_proc_share *ps = &run->sh->proc[p];
         if (ps->at_open.has_aborts)
             xb_sample(rs[R_ABORTS],
                       (double)(ps->at_end.aborts - ps->at_open.aborts));
         if (ps->at_open.has_contention)
-            add_contention(run, cfg, &ps->at_open, &ps->at_end, rs);
+            add_contention(run, cfg, &ps->at_open, &ps->at_end, kinds[p],
+                           rs);
     }
-    if (run->op == XB_KV_INSERT)
-        add_log(run, cfg, dir, rs);
-    uint64_t used = 0;
-    if ((run->verify || st->bytes_used) &&
-        check_store(run, cfg, dir, &used) != 0)
-        return 1;
     if (run->op == XB_KV_INSERT && st->bytes_used)
         xb_sample(rs[R_BYTES], (double)used / (double)run->count);
     xb_remove_tree(dir);
@@ -401,7 +440,7 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         xb_result_new("search-tree", op, sut, "escalations", "count",
                       XB_LOWER)};
     for (int k = 0; k < XB_KV_PAGE_KINDS; k++) {
-        const char *const *names = st->page_kinds;
+        const char *const *names = st->page_kind_names;
         int named = names != NULL;
         for (int j = 0; named && j < k; j++)
             named = names[j] != NULL;
