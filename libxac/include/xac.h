@@ -455,7 +455,9 @@ enum {
  * @param backoff_us if non-zero, an outermost xend() that returns ABORTED
  *     because of a conflict first sleeps a random time up to
  *     min(backoff_us, 2^k us), k = consecutive such aborts (randomized
- *     exponential backoff).
+ *     exponential backoff).  Whatever it is, an xend() whose transaction
+ *     lost a page to a running transaction first waits (at most 10 ms)
+ *     until that one has ended.
  * @return 0; XAC_ENOTINIT; XAC_EINVAL for an unknown policy; XAC_EINTXN
  *     inside a transaction.
  */
