@@ -150,13 +150,18 @@ static int classify(const struct xb_kv_run *run, void *h,
 {
     const char *const *names = run->store->page_kind_names;
     uint64_t pages[XB_KV_CONFLICT_PAGES];
-    int k[XB_KV_CONFLICT_PAGES], last = 0, n = c->nconflict;
+    int k[XB_KV_CONFLICT_PAGES], last = 0;
+    int n = c->nconflict < 0                      ? 0
+            : c->nconflict > XB_KV_CONFLICT_PAGES ? XB_KV_CONFLICT_PAGES
+                                                  : c->nconflict;
     unsigned long long named = 0;
 
     while (names[last + 1] != NULL)
         last++;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         pages[i] = c->conflict[i].page;
+        k[i] = last; /* what classify leaves unsaid */
+    }
     if (n > 0 && run->store->classify(h, pages, (size_t)n, k) != 0)
         return -1;
     for (int i = 0; i < n; i++) {
