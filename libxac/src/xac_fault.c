@@ -201,10 +201,6 @@ static int load_run(struct xac_env *e, uint32_t a, uint32_t b)
         /* As in load(): each stamp before the copy. */
         for (q = p; q < b && xseg_find(&e->xe_seg, q, snap) == 0; q++)
             newest[q - a] = xseg_newest(&e->xe_seg, q);
-        /* One call makes the run's pages of working memory, not a page
-         * fault each inside the copy (a hint: faults do it otherwise). */
-        (void)xos.madvise(mp->mp_back + ((size_t)p << sh),
-                          (size_t)(q - p) << sh, MADV_POPULATE_WRITE);
         rc = xos_read_all(mp->mp_fd, mp->mp_back + ((size_t)p << sh),
                           (size_t)(q - p) << sh, (off_t)p << sh, 1);
         for (i = p; i < q; i++)
