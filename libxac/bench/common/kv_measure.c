@@ -419,42 +419,37 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
 {
     const struct xb_kv_store *st = run->store;
     const char *sut = st->sut, *op = run->op_name;
-    char latency[64], top[64], label[128];
-    snprintf(latency, sizeof latency, "%s_latency", op);
-    snprintf(top, sizeof top, "%s_latency_top", op);
+    char label[128];
     xb_kv_label(st, cfg, label, sizeof label);
-    xb_result *rs[NRESULTS] = {
-        xb_result_new("search-tree", op, sut, "throughput", "ops/s",
-                      XB_HIGHER),
-        xb_result_new("search-tree", op, sut, latency, "us", XB_LOWER),
-        xb_result_new("search-tree", op, sut, top, "us", XB_LOWER),
-        xb_result_new("search-tree", op, sut, "bytes_per_key", "bytes",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "log_bytes_per_insert", "bytes",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "log_syncs_per_insert", "ratio",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "aborts", "count", XB_LOWER),
-        xb_result_new("search-tree", op, sut, "retries_per_commit", "ratio",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "retries_max", "count",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "aborted_time", "ms",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "wait_time", "ms", XB_LOWER),
-        xb_result_new("search-tree", op, sut, "escalations", "count",
-                      XB_LOWER)};
-    for (int k = 0; k < XB_KV_PAGE_KINDS; k++) {
-        const char *const *names = st->page_kind_names;
-        int named = names != NULL;
-        for (int j = 0; named && j < k; j++)
-            named = names[j] != NULL;
-        char metric[64];
-        if (named && names[k] != NULL) {
-            snprintf(metric, sizeof metric, "conflict_aborts_%s", names[k]);
-            rs[R_CONFLICTS + k] = xb_result_new("search-tree", op, sut,
-                                                metric, "count", XB_LOWER);
-        }
+    /* Every result but the conflicts' ("%s": the op's name). */
+    static const struct {
+        const char *metric, *unit;
+        enum xb_better better;
+    } res[R_CONFLICTS] = {
+        [R_THROUGHPUT] = {"throughput", "ops/s", XB_HIGHER},
+        [R_LATENCY] = {"%s_latency", "us", XB_LOWER},
+        [R_TOP] = {"%s_latency_top", "us", XB_LOWER},
+        [R_BYTES] = {"bytes_per_key", "bytes", XB_LOWER},
+        [R_LOG_BYTES] = {"log_bytes_per_insert", "bytes", XB_LOWER},
+        [R_LOG_SYNCS] = {"log_syncs_per_insert", "ratio", XB_LOWER},
+        [R_ABORTS] = {"aborts", "count", XB_LOWER},
+        [R_RETRIES] = {"retries_per_commit", "ratio", XB_LOWER},
+        [R_RETRY_MAX] = {"retries_max", "count", XB_LOWER},
+        [R_ABORTED_TIME] = {"aborted_time", "ms", XB_LOWER},
+        [R_WAIT_TIME] = {"wait_time", "ms", XB_LOWER},
+        [R_ESCALATIONS] = {"escalations", "count", XB_LOWER}};
+    xb_result *rs[NRESULTS] = {NULL};
+    char metric[64];
+    for (int k = 0; k < R_CONFLICTS; k++) {
+        snprintf(metric, sizeof metric, res[k].metric, op);
+        rs[k] = xb_result_new("search-tree", op, sut, metric, res[k].unit,
+                              res[k].better);
+    }
+    const char *const *names = st->page_kind_names;
+    for (int k = 0; names != NULL && k < XB_KV_PAGE_KINDS && names[k]; k++) {
+        snprintf(metric, sizeof metric, "conflict_aborts_%s", names[k]);
+        rs[R_CONFLICTS + k] =
+            xb_result_new("search-tree", op, sut, metric, "count", XB_LOWER);
     }
     int rc = 0;
     run->nlatency = 0;
