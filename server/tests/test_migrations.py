@@ -26,6 +26,8 @@ TABLES = {
     "login_sessions",
     "matrices",
     "schedules",
+    "auth_throttles",
+    "audit_events",
     "alembic_version",
 }
 
@@ -183,5 +185,41 @@ def test_upgrade_to_0006_recomputes_fingerprint_hashes(
                 stored = connection.execute(text("SELECT fingerprint_hash FROM machines")).scalar()
             assert stored == fingerprint_hash(fingerprint)
             assert stored == fingerprint_hash({**fingerprint, "hostname": "renamed"})
+        finally:
+            engine.dispose()
+
+
+def test_0008_keeps_open_sessions_and_counts_them_seen_at_their_start(
+    pg_databases: PgDatabases, tmp_path: Path
+) -> None:
+    for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'sessions.sqlite3'}"):
+        command.upgrade(alembic_config(url), "0006")
+        engine = make_engine(url)
+        try:
+            with engine.begin() as connection:
+                connection.execute(
+                    text(
+                        "INSERT INTO users (id, username, password_hash, role, disabled, "
+                        "created_at) VALUES (1, 'ann', 'h', 'admin', false, CURRENT_TIMESTAMP)"
+                    )
+                )
+                connection.execute(
+                    text(
+                        "INSERT INTO login_sessions (id, user_id, token_hash, csrf_token, "
+                        "created_at, expires_at) VALUES (1, 1, 't', 'c', "
+                        "'2026-11-20 10:00:00+00:00', '2026-11-20 22:00:00+00:00')"
+                    )
+                )
+            upgrade_head(url)
+            with engine.connect() as connection:
+                seen, made = connection.execute(
+                    text("SELECT last_seen_at, created_at FROM login_sessions")
+                ).one()
+            assert seen == made
+            command.downgrade(alembic_config(url), "0006")
+            assert "last_seen_at" not in {
+                c["name"] for c in inspect(engine).get_columns("login_sessions")
+            }
+            assert "audit_events" not in inspect(engine).get_table_names()
         finally:
             engine.dispose()

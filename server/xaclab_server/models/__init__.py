@@ -1,6 +1,8 @@
 """SQLAlchemy models, one entity per module; the tables are documented in docs/database.md."""
 
 from xaclab_server.models.api_token import ApiToken
+from xaclab_server.models.audit_event import AuditEvent
+from xaclab_server.models.auth_throttle import AuthThrottle
 from xaclab_server.models.base import Base
 from xaclab_server.models.job import Job
 from xaclab_server.models.job_log import JobLog
@@ -15,6 +17,8 @@ from xaclab_server.models.user import User
 
 __all__ = [
     "ApiToken",
+    "AuditEvent",
+    "AuthThrottle",
     "Base",
     "Job",
     "JobLog",
