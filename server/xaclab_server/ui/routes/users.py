@@ -1,4 +1,7 @@
-"""The users page (admins only): users made, given a role, disabled."""
+"""The users page (admins only): users made, given a role or a new password, disabled.
+
+A new password or role, or disabling, ends the user's sessions and API tokens
+(``accounts.update_user``)."""
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
@@ -54,6 +57,7 @@ def user_action(
                 now=clock(),
                 role=form.get("role") or None,
                 disabled=form.get("disabled") == "true",
+                password=form.get("password") or None,
             )
         else:
             return not_found(request, f"Action {action!r}")
