@@ -13,7 +13,6 @@ retried, and nothing (no token, no result) is sent to it.  A plain
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import random
 import ssl
@@ -25,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from xaclab_contracts.loopback import is_loopback
 
 from xaclab_agent.errors import (
     AuthenticationError,
@@ -115,13 +115,7 @@ def untrusted_sentence(
 
 
 def is_loopback_url(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(urlsplit(url).hostname or "")
 
 
 def untrusted_certificate(exc: BaseException) -> ssl.SSLCertVerificationError | None:

@@ -15,7 +15,6 @@ optionally prints a fresh API token for scripts.
 
 import argparse
 import getpass
-import ipaddress
 import logging
 import os
 import ssl
@@ -28,6 +27,7 @@ import uvicorn
 from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
+from xaclab_contracts.loopback import is_loopback
 
 from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.logs import configure_logging
@@ -121,15 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class TransportRefused(Exception):
     """The settings would serve secrets in clear text, or name TLS files that do not work."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def tls_options(settings: "Settings", host: str) -> dict[str, Any]:
