@@ -491,13 +491,20 @@ class WriteCacheControl:
             state = _on(values.pop() is True)
         else:
             state = "mixed"
+        changed = {
+            d.name: b.changes_device and o is not None and s is not None and o != s
+            for d, b, o, s in disks
+        }
         return {
             "requested": requested,
             "state": state,
+            # Whether the device's own cache was switched (not only the kernel's view of it).
+            "device_changed": any(changed.values()),
             "disks": {
                 d.name: {
                     "backend": b.name,
                     "changes_device": b.changes_device,
+                    "device_changed": changed[d.name],
                     "before": "unknown" if o is None else _on(o),
                     "during": "unknown" if s is None else _on(s),
                 }

@@ -16,6 +16,7 @@ from xaclab_server.models import Base
 
 TABLES = {
     "machines",
+    "machine_epochs",
     "runs",
     "jobs",
     "uploads",
