@@ -10,9 +10,10 @@ from xaclab_contracts.fingerprint import fingerprint_hash
 
 from alembic import command
 from tests.conftest import PgDatabases
-from xaclab_server.core.db import make_engine
+from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.migrations import alembic_config, upgrade_head
-from xaclab_server.models import Base
+from xaclab_server.models import Base, Result
+from xaclab_server.services import validity
 
 TABLES = {
     "machines",
@@ -184,5 +185,61 @@ def test_upgrade_to_0006_recomputes_fingerprint_hashes(
                 stored = connection.execute(text("SELECT fingerprint_hash FROM machines")).scalar()
             assert stored == fingerprint_hash(fingerprint)
             assert stored == fingerprint_hash({**fingerprint, "hostname": "renamed"})
+        finally:
+            engine.dispose()
+
+
+def test_0007_leaves_old_results_not_judged_until_judge_results(
+    pg_databases: PgDatabases, tmp_path: Path
+) -> None:
+    """Old results get epoch 1 and NULL flags (shown as "not judged"); their machine gets
+    epoch 1 with its fingerprint; ``xaclab-server judge-results`` then judges them from the
+    stored env and samples."""
+    fingerprint = {"cpu": {"model": "Xeon", "cores": 2}, "kernel": {"release": "6.1.0"}}
+    rows = [
+        "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, token_hash, approved, "
+        "created_at, last_seen_at) VALUES (1, 'old', :fp, 'h', 't', true, CURRENT_TIMESTAMP, "
+        "CURRENT_TIMESTAMP)",
+        "INSERT INTO runs (id, machine_id, suite, profile, params, status, created_at) "
+        "VALUES (1, 1, 'page-touch', 'quick', '{}', 'succeeded', CURRENT_TIMESTAMP)",
+        "INSERT INTO jobs (id, run_id, machine_id, suite, profile, params, status, progress, "
+        "message, attempt, cancel_requested, created_at) VALUES (1, 1, 1, 'page-touch', "
+        "'quick', '{}', 'succeeded', 1, '', 1, false, CURRENT_TIMESTAMP)",
+        "INSERT INTO uploads (id, upload_id, job_id, received_at) "
+        "VALUES (1, 'u', 1, CURRENT_TIMESTAMP)",
+        "INSERT INTO results (id, upload_pk, job_id, run_id, machine_id, suite, benchmark, sut, "
+        "metric, unit, better, params, n, mean, median, min, max, p99, samples, "
+        "library_version, git_revision, env, created_at) VALUES (1, 1, 1, 1, 1, 'page-touch', "
+        "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', 2, 1.5, 1.5, 1, 2, 2, "
+        ":samples, '0.1.0', 'abc', :env, CURRENT_TIMESTAMP)",
+    ]
+    noisy_env = {**fingerprint, "hygiene": {"noisy": True}}
+    values = {
+        "fp": json.dumps(fingerprint),
+        "env": json.dumps(noisy_env),
+        "samples": bytes.fromhex("000000000000f03f0000000000000040"),  # 1.0, 2.0
+    }
+    for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
+        command.upgrade(alembic_config(url), "0006")
+        engine = make_engine(url)
+        try:
+            with engine.begin() as connection:
+                for row in rows:
+                    connection.execute(text(row), values)
+            upgrade_head(url)
+            with engine.connect() as connection:
+                result = connection.execute(text("SELECT epoch, flags FROM results")).one()
+                machine = connection.execute(text("SELECT epoch FROM machines")).scalar()
+                epoch = connection.execute(
+                    text("SELECT machine_id, epoch, fingerprint_hash FROM machine_epochs")
+                ).one()
+            assert tuple(result) == (1, None) and machine == 1
+            assert tuple(epoch) == (1, 1, "h")
+            with make_sessionmaker(engine)() as session:
+                assert validity.judge_stored(session=session) == 1
+                assert validity.judge_stored(session=session) == 0
+                judged = session.get_one(Result, 1)
+                assert set(judged.flags or {}) == {"noisy", "too_few_samples", "high_variation"}
+                assert judged.median_ci_low is None  # two samples: no interval
         finally:
             engine.dispose()

@@ -8,6 +8,10 @@ Options: ``--host`` (default 127.0.0.1), ``--port`` (default ``$PORT`` or 8000),
 admin on first run (password from ``XACLAB_ADMIN_PASSWORD`` or the file
 ``XACLAB_ADMIN_PASSWORD_FILE`` names, standard input or a prompt) and
 optionally prints a fresh API token for scripts.
+
+``xaclab-server judge-results`` judges the results stored before validity flags
+existed (their flags are NULL: "not judged") from their stored env and samples,
+with the current rules (docs/validity.md), and prints how many it judged.
 """
 
 import argparse
@@ -26,7 +30,7 @@ from sqlalchemy.exc import OperationalError
 from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.logs import configure_logging
 from xaclab_server.core.migrations import upgrade_head
-from xaclab_server.services import accounts
+from xaclab_server.services import accounts, validity
 
 log = logging.getLogger("xaclab_server")
 
@@ -68,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["create-admin"]:
         return create_admin(parse_create_admin(arguments[1:]))
+    if arguments[:1] == ["judge-results"]:
+        return judge_results()
     args = parse_args(arguments)
     log_config = configure_logging(os.environ.get("XACLAB_LOG_FORMAT", "json"))
     try:
@@ -155,6 +161,29 @@ def create_admin(args: argparse.Namespace) -> int:
     log.info("created the admin %s", args.username)
     if token:
         sys.stdout.write(token + "\n")
+    return 0
+
+
+def judge_results() -> int:
+    """``xaclab-server judge-results``: flags for every result that has none, in batches."""
+    configure_logging("text")
+    try:
+        from xaclab_server.core.config import settings
+    except ValidationError as exc:
+        sys.stderr.write(f"xaclab-server: {exc.errors(include_input=False)[0]['msg']}\n")
+        return 2
+    url = settings.sqlalchemy_url
+    _wait_for_database(url)
+    upgrade_head(url)
+    engine = make_engine(url)
+    judged = 0
+    try:
+        with make_sessionmaker(engine)() as session:
+            while batch := validity.judge_stored(session=session):
+                judged += batch
+    finally:
+        engine.dispose()
+    sys.stdout.write(f"judged {judged} results\n")
     return 0
 
 

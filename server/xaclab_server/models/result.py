@@ -22,7 +22,8 @@ unknown).  ``epoch`` is the machine's epoch the result belongs to
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, LargeBinary, Text
+from sqlalchemy import JSON, ForeignKey, Index, LargeBinary, Text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from xaclab_server.models.base import Base, utcnow
@@ -86,7 +87,10 @@ class Result(Base):
     env: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     epoch: Mapped[int] = mapped_column(default=1, server_default="1")
-    flags: Mapped[dict[str, Any] | None]
+    # Python None is SQL NULL ("not judged"), never the JSON value null.
+    flags: Mapped[dict[str, Any] | None] = mapped_column(
+        JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+    )
     median_ci_low: Mapped[float | None]
     median_ci_high: Mapped[float | None]
     write_cache: Mapped[str | None] = mapped_column(Text)
