@@ -93,6 +93,10 @@ def test_every_flag_is_judged_at_ingest_and_shown_on_the_run_page_and_exports(
     assert json.loads(rows["clean"]["flags"]) == {}
     assert rows["kernel_only"]["write_cache"] == "kernel-off"
 
+    charts = client.get(f"/api/v1/runs/{run_id}/charts").json()["charts"]
+    flagged = {c["benchmark"]: c["flagged"] for c in charts}
+    assert flagged == {name: int(name != "clean") for name in results}
+
     page = client.get(f"/runs/{run_id}")
     assert page.status_code == 200
     assert "6 of 7 results are flagged or not judged" in page.text

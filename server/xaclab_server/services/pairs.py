@@ -4,7 +4,8 @@
 Mann–Whitney U test (:mod:`.significance`), each side's validity flags, the
 95% interval of each side's median and the minimum detectable effect at that
 precision (:mod:`xaclab_contracts.precision`).  Results are immutable, so a
-pair is cached by its results' ids (and whether they were judged yet).  The
+pair is cached by its results' ids and storage times (and whether they were
+judged yet).  The
 q-value and the verdict are the comparison's to set (:mod:`.verdicts`): they
 depend on every pair of it.
 
@@ -124,9 +125,10 @@ def _precision(group: significance.Group) -> float | None:
 
 
 def measure(rows_a: list[Row], rows_b: list[Row], statistic: Statistic) -> Pair:
+    # The time a result was stored with its id: SQLite hands a deleted row's id out again.
     cache_key = (
-        tuple((r.result.id, r.result.flags is None) for r in rows_a),
-        tuple((r.result.id, r.result.flags is None) for r in rows_b),
+        tuple((r.result.id, r.result.created_at, r.result.flags is None) for r in rows_a),
+        tuple((r.result.id, r.result.created_at, r.result.flags is None) for r in rows_b),
         statistic,
         canonical(rows_a[0].params),
     )
