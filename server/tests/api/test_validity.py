@@ -270,6 +270,7 @@ def test_kernel_only_write_cache_never_fills_the_thesis_write_cache_off_tables(
     row = fsync_row()
     assert row["status"] == "measured" and abs(row["lab"]["value"] - 5.0) < 0.01
     assert row["lab"]["flags"] == {} and row["kernel_only"] is None
+    assert 0 < row["lab"]["median_ci_percent"] < 1.5
 
 
 def test_a_write_cache_factor_keeps_kernel_only_results_under_their_own_values(

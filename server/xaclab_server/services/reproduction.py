@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 from xaclab_contracts import files
+from xaclab_contracts.precision import half_width_percent
 from xaclab_contracts.validity import WRITE_CACHE_LABELS
 
 from xaclab_server.models import Machine
@@ -99,6 +100,8 @@ class LabValue:
     # Validity flags of the results it comes from (docs/validity.md); "not_judged" for
     # results stored before flags existed.
     flags: dict[str, str] = field(default_factory=dict)
+    # Half-width of the 95% interval of the result's median, percent (None: too few samples).
+    median_ci_percent: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +364,13 @@ def _kernel_label(cell: Cell) -> str:
     return WRITE_CACHE_LABELS.get(f"kernel-{asked}", "")
 
 
+def _precision(found: Found) -> float | None:
+    median = found.stats.get("median")
+    if found.median_ci is None or median is None:
+        return None
+    return half_width_percent(*found.median_ci, median)
+
+
 def _flags(found: Found) -> dict[str, str]:
     if found.flags is None:
         return {NOT_JUDGED_FLAG: NOT_JUDGED}
@@ -379,6 +389,7 @@ def _with_cycles(lab: LabValue, cycles: float) -> LabValue:
         measured_at=lab.measured_at,
         in_thesis_unit=cycles,
         flags=lab.flags,
+        median_ci_percent=lab.median_ci_percent,
     )
 
 
@@ -445,6 +456,7 @@ def _measured(
             run_ids=[hit.run_id],
             measured_at=hit.created_at,
             flags=_flags(hit),
+            median_ci_percent=_precision(hit),
         ),
         "",
     )

@@ -81,6 +81,8 @@ def lab_detail(row: ReportRow) -> str:
     parts = [f"run {runs}" if len(row.lab.run_ids) == 1 else f"runs {runs}"]
     if row.lab.n is not None:
         parts.append(f"n = {row.lab.n}")
+    if row.lab.median_ci_percent is not None:
+        parts.append(f"median ±{row.lab.median_ci_percent:.1f}% (95%)")
     if row.lab.in_thesis_unit is not None:
         parts.append(f"{number(row.lab.in_thesis_unit)} {row.thesis_unit} on this clock")
     return ", ".join(parts)

@@ -47,6 +47,7 @@ class Found:
     stats: dict[str, float | None]
     params: dict[str, Any]
     flags: dict[str, str] | None  # None: stored before validity flags existed
+    median_ci: tuple[float, float] | None = None  # the 95% interval of the median
 
 
 @dataclass(slots=True)
@@ -118,6 +119,8 @@ def _candidates(
             Result.write_cache,
             Result.flags,
             Job.params,
+            Result.median_ci_low,
+            Result.median_ci_high,
         )
         .join(Job, Job.id == Result.job_id)
         .where(
@@ -143,6 +146,7 @@ def _candidates(
             ),
             params=merge_params(row[11], row[12], row[14]),
             flags=row[13],
+            median_ci=None if row[15] is None or row[16] is None else (row[15], row[16]),
         )
         for row in rows
     ]
