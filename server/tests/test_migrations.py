@@ -32,6 +32,26 @@ TABLES = {
 }
 
 
+# One result as revision 0004 stored it, with its machine, run, job and upload.
+OLD_RESULT_ROWS = [
+    "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, token_hash, approved, "
+    "created_at, last_seen_at) VALUES (1, 'old', :fp, 'h', 't', true, CURRENT_TIMESTAMP, "
+    "CURRENT_TIMESTAMP)",
+    "INSERT INTO runs (id, machine_id, suite, profile, params, status, created_at) "
+    "VALUES (1, 1, 'page-touch', 'quick', '{}', 'succeeded', CURRENT_TIMESTAMP)",
+    "INSERT INTO jobs (id, run_id, machine_id, suite, profile, params, status, progress, "
+    "message, attempt, cancel_requested, created_at) VALUES (1, 1, 1, 'page-touch', "
+    "'quick', '{}', 'succeeded', 1, '', 1, false, CURRENT_TIMESTAMP)",
+    "INSERT INTO uploads (id, upload_id, job_id, received_at) "
+    "VALUES (1, 'u', 1, CURRENT_TIMESTAMP)",
+    "INSERT INTO results (id, upload_pk, job_id, run_id, machine_id, suite, benchmark, sut, "
+    "metric, unit, better, params, n, mean, median, min, max, p99, samples, "
+    "library_version, git_revision, env, created_at) VALUES (1, 1, 1, 1, 1, 'page-touch', "
+    "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', :n, :mean, :mean, :low, "
+    ":high, :high, :samples, '0.1.0', 'abc', :env, CURRENT_TIMESTAMP)",
+]
+
+
 def check_upgrade_from_empty(url: str) -> None:
     upgrade_head(url)
     engine = make_engine(url)
@@ -123,31 +143,23 @@ def test_0005_adds_an_empty_histogram_column_and_drops_it_again(
 ) -> None:
     """Results stored before 0005 keep their samples and get no histogram; a downgrade to
     0004 keeps them too."""
-    rows = [
-        "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, token_hash, approved, "
-        "created_at, last_seen_at) VALUES (1, 'old', '{}', 'h', 't', true, CURRENT_TIMESTAMP, "
-        "CURRENT_TIMESTAMP)",
-        "INSERT INTO runs (id, machine_id, suite, profile, params, status, created_at) "
-        "VALUES (1, 1, 'page-touch', 'quick', '{}', 'succeeded', CURRENT_TIMESTAMP)",
-        "INSERT INTO jobs (id, run_id, machine_id, suite, profile, params, status, progress, "
-        "message, attempt, cancel_requested, created_at) VALUES (1, 1, 1, 'page-touch', "
-        "'quick', '{}', 'succeeded', 1, '', 1, false, CURRENT_TIMESTAMP)",
-        "INSERT INTO uploads (id, upload_id, job_id, received_at) "
-        "VALUES (1, 'u', 1, CURRENT_TIMESTAMP)",
-        "INSERT INTO results (id, upload_pk, job_id, run_id, machine_id, suite, benchmark, sut, "
-        "metric, unit, better, params, n, mean, median, min, max, p99, samples, "
-        "library_version, git_revision, env, created_at) VALUES (1, 1, 1, 1, 1, 'page-touch', "
-        "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', 1, 1, 1, 1, 1, 1, "
-        ":samples, '0.1.0', 'abc', '{}', CURRENT_TIMESTAMP)",
-    ]
     packed = bytes.fromhex("000000000000f03f")
+    values = {
+        "fp": "{}",
+        "env": "{}",
+        "samples": packed,
+        "n": 1,
+        "mean": 1.0,
+        "low": 1.0,
+        "high": 1.0,
+    }
     for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
         command.upgrade(alembic_config(url), "0004")
         engine = make_engine(url)
         try:
             with engine.begin() as connection:
-                for row in rows:
-                    connection.execute(text(row), {"samples": packed})
+                for row in OLD_RESULT_ROWS:
+                    connection.execute(text(row), values)
             upgrade_head(url)
             with engine.connect() as connection:
                 kept = connection.execute(text("SELECT samples, histogram FROM results")).one()
@@ -196,35 +208,22 @@ def test_0007_leaves_old_results_not_judged_until_judge_results(
     epoch 1 with its fingerprint; ``xaclab-server judge-results`` then judges them from the
     stored env and samples."""
     fingerprint = {"cpu": {"model": "Xeon", "cores": 2}, "kernel": {"release": "6.1.0"}}
-    rows = [
-        "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, token_hash, approved, "
-        "created_at, last_seen_at) VALUES (1, 'old', :fp, 'h', 't', true, CURRENT_TIMESTAMP, "
-        "CURRENT_TIMESTAMP)",
-        "INSERT INTO runs (id, machine_id, suite, profile, params, status, created_at) "
-        "VALUES (1, 1, 'page-touch', 'quick', '{}', 'succeeded', CURRENT_TIMESTAMP)",
-        "INSERT INTO jobs (id, run_id, machine_id, suite, profile, params, status, progress, "
-        "message, attempt, cancel_requested, created_at) VALUES (1, 1, 1, 'page-touch', "
-        "'quick', '{}', 'succeeded', 1, '', 1, false, CURRENT_TIMESTAMP)",
-        "INSERT INTO uploads (id, upload_id, job_id, received_at) "
-        "VALUES (1, 'u', 1, CURRENT_TIMESTAMP)",
-        "INSERT INTO results (id, upload_pk, job_id, run_id, machine_id, suite, benchmark, sut, "
-        "metric, unit, better, params, n, mean, median, min, max, p99, samples, "
-        "library_version, git_revision, env, created_at) VALUES (1, 1, 1, 1, 1, 'page-touch', "
-        "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', 2, 1.5, 1.5, 1, 2, 2, "
-        ":samples, '0.1.0', 'abc', :env, CURRENT_TIMESTAMP)",
-    ]
     noisy_env = {**fingerprint, "hygiene": {"noisy": True}}
     values = {
         "fp": json.dumps(fingerprint),
         "env": json.dumps(noisy_env),
         "samples": bytes.fromhex("000000000000f03f0000000000000040"),  # 1.0, 2.0
+        "n": 2,
+        "mean": 1.5,
+        "low": 1.0,
+        "high": 2.0,
     }
     for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
         command.upgrade(alembic_config(url), "0006")
         engine = make_engine(url)
         try:
             with engine.begin() as connection:
-                for row in rows:
+                for row in OLD_RESULT_ROWS:
                     connection.execute(text(row), values)
             upgrade_head(url)
             with engine.connect() as connection:

@@ -125,17 +125,9 @@ def _admin_password() -> str:
 
 def create_admin(args: argparse.Namespace) -> int:
     """``xaclab-server create-admin``: no default password ever ships; the admin chooses it."""
-    configure_logging("text")
-    try:
-        from xaclab_server.core.config import settings
-    except ValidationError as exc:
-        sys.stderr.write(f"xaclab-server: {exc.errors(include_input=False)[0]['msg']}\n")
+    url = _migrated_database()
+    if url is None:
         return 2
-    url = settings.sqlalchemy_url
-    if url.startswith("sqlite"):
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-    _wait_for_database(url)
-    upgrade_head(url)
     try:
         password = _admin_password()
     except ValueError as exc:
@@ -166,15 +158,9 @@ def create_admin(args: argparse.Namespace) -> int:
 
 def judge_results() -> int:
     """``xaclab-server judge-results``: flags for every result that has none, in batches."""
-    configure_logging("text")
-    try:
-        from xaclab_server.core.config import settings
-    except ValidationError as exc:
-        sys.stderr.write(f"xaclab-server: {exc.errors(include_input=False)[0]['msg']}\n")
+    url = _migrated_database()
+    if url is None:
         return 2
-    url = settings.sqlalchemy_url
-    _wait_for_database(url)
-    upgrade_head(url)
     engine = make_engine(url)
     judged = 0
     try:
@@ -185,6 +171,23 @@ def judge_results() -> int:
         engine.dispose()
     sys.stdout.write(f"judged {judged} results\n")
     return 0
+
+
+def _migrated_database() -> str | None:
+    """For the one-off commands: the database URL once it answers and is migrated, or None
+    (after saying why) when the settings are refused."""
+    configure_logging("text")
+    try:
+        from xaclab_server.core.config import settings
+    except ValidationError as exc:
+        sys.stderr.write(f"xaclab-server: {exc.errors(include_input=False)[0]['msg']}\n")
+        return None
+    url = settings.sqlalchemy_url
+    if url.startswith("sqlite"):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _wait_for_database(url)
+    upgrade_head(url)
+    return url
 
 
 def _wait_for_database(url: str) -> None:

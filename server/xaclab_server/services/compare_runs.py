@@ -8,6 +8,7 @@ epochs are refused (:class:`.comparability.NotComparable`, HTTP 409).
 """
 
 import math
+from dataclasses import asdict
 from typing import Literal
 
 from sqlalchemy.orm import Session
@@ -110,35 +111,15 @@ def _maybe(value: float | None) -> float | None:
 def comparison_out(comparison: Comparison) -> ComparisonOut:
     pairs = [
         PairOut(
-            suite=p.suite,
-            benchmark=p.benchmark,
-            sut=p.sut,
-            metric=p.metric,
-            unit=p.unit,
-            better=p.better,
-            params=p.params,
-            n_a=p.n_a,
-            n_b=p.n_b,
-            stat_a=p.stat_a,
-            stat_b=p.stat_b,
-            ratio=_finite(p.ratio),
-            ci_low=_finite(p.ci_low),
-            ci_high=_finite(p.ci_high),
-            p_value=p.p_value,
-            q_value=p.q_value,
-            test=p.test,
-            significant=p.significant,
-            in_doubt=p.in_doubt,
-            verdict=p.verdict,
-            binned=p.binned,
-            flags_a=p.flags_a,
-            flags_b=p.flags_b,
-            median_ci_a=_maybe(p.median_ci_a),
-            median_ci_b=_maybe(p.median_ci_b),
-            detectable=_maybe(p.detectable),
-            where_a=p.where_a,
-            where_b=p.where_b,
-            fingerprint_differences=p.fingerprint_differences,
+            **{
+                **asdict(p),
+                "ratio": _finite(p.ratio),
+                "ci_low": _finite(p.ci_low),
+                "ci_high": _finite(p.ci_high),
+                "median_ci_a": _maybe(p.median_ci_a),
+                "median_ci_b": _maybe(p.median_ci_b),
+                "detectable": _maybe(p.detectable),
+            }
         )
         for p in comparison.pairs
     ]
