@@ -2,10 +2,11 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import Engine, inspect, text
 from xaclab_contracts.fingerprint import fingerprint_hash
 
 from alembic import command
@@ -14,6 +15,7 @@ from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.migrations import alembic_config, upgrade_head
 from xaclab_server.models import Base, Result
 from xaclab_server.services import validity
+from xaclab_server.services.statistics import pack_samples
 
 TABLES = {
     "machines",
@@ -50,6 +52,27 @@ OLD_RESULT_ROWS = [
     "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', :n, :mean, :mean, :low, "
     ":high, :high, :samples, '0.1.0', 'abc', :env, CURRENT_TIMESTAMP)",
 ]
+
+
+def _store_old_result(
+    url: str, revision: str, samples: list[float], *, fingerprint: Any, env: Any
+) -> Engine:
+    """A database at ``revision`` holding OLD_RESULT_ROWS with these samples."""
+    command.upgrade(alembic_config(url), revision)
+    engine = make_engine(url)
+    values = {
+        "fp": json.dumps(fingerprint),
+        "env": json.dumps(env),
+        "samples": pack_samples(samples),
+        "n": len(samples),
+        "mean": sum(samples) / len(samples),
+        "low": min(samples),
+        "high": max(samples),
+    }
+    with engine.begin() as connection:
+        for row in OLD_RESULT_ROWS:
+            connection.execute(text(row), values)
+    return engine
 
 
 def check_upgrade_from_empty(url: str) -> None:
@@ -144,22 +167,9 @@ def test_0005_adds_an_empty_histogram_column_and_drops_it_again(
     """Results stored before 0005 keep their samples and get no histogram; a downgrade to
     0004 keeps them too."""
     packed = bytes.fromhex("000000000000f03f")
-    values = {
-        "fp": "{}",
-        "env": "{}",
-        "samples": packed,
-        "n": 1,
-        "mean": 1.0,
-        "low": 1.0,
-        "high": 1.0,
-    }
     for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
-        command.upgrade(alembic_config(url), "0004")
-        engine = make_engine(url)
+        engine = _store_old_result(url, "0004", [1.0], fingerprint={}, env={})
         try:
-            with engine.begin() as connection:
-                for row in OLD_RESULT_ROWS:
-                    connection.execute(text(row), values)
             upgrade_head(url)
             with engine.connect() as connection:
                 kept = connection.execute(text("SELECT samples, histogram FROM results")).one()
@@ -209,22 +219,9 @@ def test_0007_leaves_old_results_not_judged_until_judge_results(
     stored env and samples."""
     fingerprint = {"cpu": {"model": "Xeon", "cores": 2}, "kernel": {"release": "6.1.0"}}
     noisy_env = {**fingerprint, "hygiene": {"noisy": True}}
-    values = {
-        "fp": json.dumps(fingerprint),
-        "env": json.dumps(noisy_env),
-        "samples": bytes.fromhex("000000000000f03f0000000000000040"),  # 1.0, 2.0
-        "n": 2,
-        "mean": 1.5,
-        "low": 1.0,
-        "high": 2.0,
-    }
     for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
-        command.upgrade(alembic_config(url), "0006")
-        engine = make_engine(url)
+        engine = _store_old_result(url, "0006", [1.0, 2.0], fingerprint=fingerprint, env=noisy_env)
         try:
-            with engine.begin() as connection:
-                for row in OLD_RESULT_ROWS:
-                    connection.execute(text(row), values)
             upgrade_head(url)
             with engine.connect() as connection:
                 result = connection.execute(text("SELECT epoch, flags FROM results")).one()
