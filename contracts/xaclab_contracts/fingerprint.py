@@ -5,9 +5,10 @@ contracts/fingerprint-fields.json names two lists of field paths.  The
 canonical JSON of ``{"cpu.model": ..., ...}`` with null for a missing field:
 the agent attaches it to every result and the server recomputes it at
 registration, from this one function, so the two cannot drift apart.  The
-``hardware_fields`` decide whether a machine-against-machine comparison is
-allowed; :func:`identity_differences` names the fields two fingerprints
-disagree on, for the refusals and flags that quote them.
+``hardware_fields`` are called out when a comparison across identity
+fingerprints is refused or made (docs/validity.md); :func:`identity_differences`
+names the fields two fingerprints disagree on, for the refusals and flags that
+quote them.
 """
 
 from __future__ import annotations
