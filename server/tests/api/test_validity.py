@@ -209,6 +209,33 @@ def test_a_changed_machine_starts_an_epoch_and_is_never_mixed_silently(
     assert f'href="/api/v1/machines/{machine_id}/epochs"' in machines.text
 
 
+def test_runs_whose_results_carry_other_fingerprints_are_refused_within_one_epoch(
+    client: TestClient,
+) -> None:
+    """An agent restarted on a new kernel without registering again: same epoch, but its
+    results' own fingerprints differ, so the runs are not compared without the flag."""
+    machine_id, agent = register_machine(client, "lab-ssd", FINGERPRINT)
+    old = store_results(
+        client, machine_id, agent, "page-touch", [result_record(samples=steady(10.0), env=env())]
+    )
+    upgraded = env(base=fingerprint(kernel=NEW_KERNEL))
+    new = store_results(
+        client, machine_id, agent, "page-touch", [result_record(samples=steady(9.0), env=upgraded)]
+    )
+    assert [r["epoch"] for r in _results(client, new).values()] == [1]
+    query = {"kind": "runs", "a": old, "b": new}
+    refused = client.get("/api/v1/compare", params=query)
+    assert refused.status_code == 409
+    assert "kernel.release ('6.1.0-18-amd64' against '6.12.9-amd64')" in refused.json()["detail"]
+    across = client.get("/api/v1/compare", params={**query, "cross_machine": "true"}).json()
+    (pair,) = across["pairs"]
+    assert pair["fingerprint_differences"] == [
+        "kernel.release ('6.1.0-18-amd64' against '6.12.9-amd64')"
+    ]
+    assert pair["in_doubt"] and pair["flags_b"].keys() == {"fingerprint_differs"}
+    assert "identity fingerprints differ in kernel.release" in across["note"]
+
+
 def _fsync(samples: list[float], cache: dict[str, Any]) -> dict[str, Any]:
     return result_record(
         benchmark="msync_fsync",

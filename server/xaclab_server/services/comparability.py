@@ -8,6 +8,11 @@ the comparison is refused with a sentence naming the epochs and the fields
 that differ (HTTP 409), unless the caller asked for a cross-machine
 comparison; then every pair carries those fields.
 
+The results' own fingerprints count too (:func:`env_differences`): an agent
+restarted on a new kernel without registering again still runs in the old
+epoch, and its results say so in their ``env``.  Results that carry no
+fingerprint are judged by their epoch alone.
+
 Two machines with equal identity fingerprints are the same kind of machine
 (docs/fingerprint.md): they are comparable, and the comparison's note says
 which machines and epochs it spans.
@@ -15,10 +20,11 @@ which machines and epochs it spans.
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
-from xaclab_contracts.fingerprint import HARDWARE_FIELDS, identity_differences
+from xaclab_contracts.fingerprint import HARDWARE_FIELDS, fingerprint_hash, identity_differences
 
 from xaclab_server.models import Machine, MachineEpoch
 from xaclab_server.services.pairs import Row
@@ -86,6 +92,24 @@ def load_epochs(session: Session, keys: set[EpochKey]) -> Epochs:
     return epochs
 
 
+def env_differences(rows_a: list[Row], rows_b: list[Row]) -> list[str]:
+    """The identity fields in which the fingerprints the sides' results carry differ."""
+
+    def fingerprints(rows: list[Row]) -> list[dict[str, Any]]:
+        distinct: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            env = row.result.env or {}
+            if "fingerprint_version" in env:
+                distinct.setdefault(fingerprint_hash(env), env)
+        return list(distinct.values())
+
+    found: list[str] = []
+    for a in fingerprints(rows_a):
+        for b in fingerprints(rows_b):
+            found.extend(d for d in identity_differences(a, b) if d not in found)
+    return found
+
+
 def check(
     epochs: Epochs,
     side_a: set[EpochKey],
@@ -94,9 +118,12 @@ def check(
     a_label: str,
     b_label: str,
     cross_machine: bool,
+    carried: list[str] | None = None,
 ) -> list[str]:
-    """The identity fields that differ between the sides; NotComparable unless allowed."""
+    """The identity fields that differ between the sides (their epochs', and ``carried``: their
+    results' own); NotComparable unless allowed."""
     differences = epochs.differences(side_a, side_b)
+    differences += [d for d in carried or [] if d not in differences]
     both = side_a | side_b
     machines = {k[0] for k in both}
     split = sorted(m for m in machines if len({k for k in both if k[0] == m}) > 1)
@@ -105,7 +132,7 @@ def check(
     where = f"{a_label} is {epochs.label(side_a)}; {b_label} is {epochs.label(side_b)}"
     if differences:
         hardware = [d for d in differences if d.split(" (")[0] in _hardware_names()]
-        why = "their machines' identity fingerprints differ in " + "; ".join(differences)
+        why = "their identity fingerprints differ in " + "; ".join(differences)
         if hardware:
             why += f" (hardware: {', '.join(d.split(' (')[0] for d in hardware)})"
     else:

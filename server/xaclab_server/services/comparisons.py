@@ -128,7 +128,13 @@ def compare_runs(
     side_a, side_b = {epoch_of(r) for r in rows_a}, {epoch_of(r) for r in rows_b}
     epochs = comparability.load_epochs(session, side_a | side_b)
     comparison.fingerprint_differences = comparability.check(
-        epochs, side_a, side_b, a_label=a_label, b_label=b_label, cross_machine=cross_machine
+        epochs,
+        side_a,
+        side_b,
+        a_label=a_label,
+        b_label=b_label,
+        cross_machine=cross_machine,
+        carried=comparability.env_differences(rows_a, rows_b),
     )
     _pair_up(comparison, rows_a, rows_b, key=_full_key(roles or shipped_roles()), epochs=epochs)
     comparison.note = _epochs_note(epochs, side_a, side_b, comparison)
@@ -140,7 +146,7 @@ def _epochs_note(
 ) -> str:
     if not side_a or not side_b:
         return ""
-    if side_a == side_b:
+    if side_a == side_b and not c.fingerprint_differences:
         return f"Both sides ran on {epochs.label(side_a)}."
     if c.fingerprint_differences:
         return (
@@ -361,9 +367,13 @@ def _pair_up(
 def _placed(pair: Pair, rows_a: list[Row], rows_b: list[Row], epochs: Epochs) -> Pair:
     """The pair with where each side ran and, across fingerprints, the fields that differ."""
     side_a, side_b = {epoch_of(r) for r in rows_a}, {epoch_of(r) for r in rows_b}
+    differences = epochs.differences(side_a, side_b)
+    differences += [
+        d for d in comparability.env_differences(rows_a, rows_b) if d not in differences
+    ]
     return replace(
         pair,
         where_a=epochs.label(side_a),
         where_b=epochs.label(side_b),
-        fingerprint_differences=epochs.differences(side_a, side_b),
+        fingerprint_differences=differences,
     )
