@@ -20,5 +20,8 @@ WORKDIR /var/lib/xaclab
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
-# Waits for the database and runs the migrations, then serves.
+# Waits for the database and runs the migrations, then serves: HTTPS with
+# XACLAB_TLS_CERT_FILE and XACLAB_TLS_KEY_FILE; plain HTTP on the container's
+# 0.0.0.0 only with XACLAB_ALLOW_PLAIN_HTTP=true (docker-compose.yml publishes
+# the port on the host's loopback).
 ENTRYPOINT ["xaclab-server", "--host", "0.0.0.0", "--port", "8000"]

@@ -102,3 +102,13 @@ def test_registration_token_comes_from_its_file_variable(
     monkeypatch.setenv("XACLAB_REGISTRATION_TOKEN_FILE", str(tmp_path / "nope"))
     with pytest.raises(ConfigError, match="XACLAB_REGISTRATION_TOKEN_FILE: cannot read"):
         cli._registration_token(None)
+
+
+def test_ca_file_comes_from_the_file_or_the_environment_and_is_absolute(tmp_path: Path) -> None:
+    file = tmp_path / "agent.toml"
+    file.write_text('server = "https://lab:8000"\nca_file = "/etc/xaclab/ca.crt"\n')
+    assert load_config(file, {}).ca_file == Path("/etc/xaclab/ca.crt")
+    assert load_config(file, {"XACLAB_AGENT_CA_FILE": "/srv/ca.pem"}).ca_file == Path("/srv/ca.pem")
+    assert load_config(None, {"XACLAB_AGENT_CONFIG": ""}).ca_file is None
+    with pytest.raises(ConfigError, match="ca_file must be an absolute path"):
+        load_config(file, {"XACLAB_AGENT_CA_FILE": "ca.crt"})

@@ -1,8 +1,9 @@
 """The ``xaclab-agent`` command: register, run, bench, fingerprint, doctor.
 
 Exit status: 0 success; 1 a job or bench failed, or the server was unreachable
-and something stayed in the spool; 2 bad usage, configuration or parameters;
-3 the server refused the agent's credentials.
+and something stayed in the spool; 2 bad usage, configuration or parameters,
+or a server whose TLS certificate the agent does not trust; 3 the server
+refused the agent's credentials.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from xaclab_agent.errors import (
     ResultError,
     SuiteError,
     UnavailableError,
+    UntrustedServerError,
 )
 from xaclab_agent.factors import FACTORS
 from xaclab_agent.fingerprint import collect_fingerprint
@@ -111,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuthenticationError as exc:
         log.error("%s", exc)
         return 3
-    except (ConfigError, SuiteError, WriteCacheError, HygieneError) as exc:
+    except (ConfigError, SuiteError, WriteCacheError, HygieneError, UntrustedServerError) as exc:
         log.error("%s", exc)
         return 2
     except (UnavailableError, AgentError) as exc:
@@ -127,7 +129,7 @@ def _register(config: Config, args: argparse.Namespace) -> int:
         raise ConfigError(f"machine name {name!r} must be 1-64 characters of [A-Za-z0-9._-]")
     token = _registration_token(args.registration_token_file)
     fingerprint = collect_fingerprint(config.bin_dir, config.work_dir)
-    with AgentClient(config.server) as client:
+    with AgentClient(config.server, ca_file=config.ca_file) as client:
         reply = client.register(registration_token=token, name=name, fingerprint=fingerprint)
     save_registration(
         config.state_dir,
@@ -161,7 +163,7 @@ def _run(config: Config, args: argparse.Namespace) -> int:
     lock = _lock(config.state_dir)
     try:
         fingerprint = collect_fingerprint(config.bin_dir, config.work_dir)
-        with AgentClient(server, registration.agent_token) as client:
+        with AgentClient(server, registration.agent_token, ca_file=config.ca_file) as client:
             daemon = Daemon(config, client, fingerprint=fingerprint)
             signal.signal(signal.SIGTERM, daemon.request_stop)
             signal.signal(signal.SIGINT, daemon.request_stop)

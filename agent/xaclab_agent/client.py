@@ -3,25 +3,40 @@
 Every message may be resent safely, so every call is retried on what is
 retryable — transport errors, 5xx and 429 — with capped exponential backoff
 and full jitter.  Any other 4xx is raised at once as :class:`RequestRejected`.
+
+An ``https://`` server must present a certificate that the agent's
+``ca_file`` (the lab CA), or else the system's trusted CAs, vouch for; one
+that does not is refused at once with :class:`UntrustedServerError`, never
+retried, and nothing (no token, no result) is sent to it.  A plain
+``http://`` server other than a loopback one draws a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import random
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
+from xaclab_contracts.loopback import is_loopback
 
 from xaclab_agent.errors import (
     AuthenticationError,
+    ConfigError,
     ConflictError,
     ProtocolError,
     RequestRejected,
     UnavailableError,
+    UntrustedServerError,
 )
+
+log = logging.getLogger(__name__)
 
 API_PREFIX = "/api/agent/v1"
 USER_AGENT = "xaclab-agent/0.1.0"
@@ -76,6 +91,43 @@ def is_retryable_status(status_code: int) -> bool:
     return status_code == 429 or status_code >= 500
 
 
+def tls_context(ca_file: Path | None) -> ssl.SSLContext:
+    """The servers the agent trusts: those whose certificate ``ca_file``'s CAs signed, or,
+    without one, those the system's trusted CAs vouch for."""
+    try:
+        return ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(
+            f"ca_file {ca_file} does not load as a PEM file of CA certificates: {exc}"
+        ) from None
+
+
+def untrusted_sentence(
+    server: str, ca_file: Path | None, refusal: ssl.SSLCertVerificationError
+) -> str:
+    trust = f"the CA file {ca_file}" if ca_file else "the system's trusted CAs"
+    reason = (refusal.verify_message or str(refusal)).rstrip(".")
+    return (
+        f"The server {server} presented a certificate that {trust} does not vouch for "
+        f"({reason}); the agent refuses to talk to it. Point ca_file at the lab CA that "
+        "issued the server's certificate, or check that this is the right server."
+    )
+
+
+def is_loopback_url(url: str) -> bool:
+    return is_loopback(urlsplit(url).hostname or "")
+
+
+def untrusted_certificate(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate refusal behind a transport error (httpx wraps ssl's), if it is one."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class AgentClient:
     """A client of the agent API.  Thread-safe: progress is posted from a helper thread."""
 
@@ -89,15 +141,25 @@ class AgentClient:
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so sharing is safe
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        ca_file: Path | None = None,
     ) -> None:
         headers = {"User-Agent": USER_AGENT}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
+        if base_url.startswith("http://") and not is_loopback_url(base_url):
+            log.warning(
+                "talking to %s in plain HTTP: its tokens and results cross the network in "
+                "clear text; give the server a certificate and use https://",
+                base_url,
+            )
+        self._base_url = base_url
+        self._ca_file = ca_file
         self._http = httpx.Client(
             base_url=base_url.rstrip("/") + API_PREFIX,
             headers=headers,
             transport=transport,
             timeout=timeout,
+            verify=tls_context(ca_file),
         )
         self._timeout = timeout
         self._retry = retry
@@ -203,6 +265,9 @@ class AgentClient:
             try:
                 response = self._http.request(method, path, **kwargs)
             except httpx.TransportError as exc:
+                refusal = untrusted_certificate(exc)
+                if refusal is not None:
+                    raise self._untrusted(refusal) from None
                 last_problem = f"{type(exc).__name__}: {exc}"
             else:
                 if response.is_success:
@@ -219,6 +284,9 @@ class AgentClient:
         raise UnavailableError(
             f"{method} {path} failed after {policy.attempts} attempt(s): {last_problem}"
         )
+
+    def _untrusted(self, refusal: ssl.SSLCertVerificationError) -> UntrustedServerError:
+        return UntrustedServerError(untrusted_sentence(self._base_url, self._ca_file, refusal))
 
     @staticmethod
     def _json(response: httpx.Response) -> dict[str, Any]:

@@ -7,6 +7,8 @@ key in upper case):
 
 ==================  =====================================================
 server              base URL of the xaclab server (else: the one registered with)
+ca_file             PEM file of the CA(s) whose certificates the agent trusts for an
+                    https:// server (the lab CA); default: the system's trusted CAs
 name                this machine's name on the server (default: host name)
 state_dir           agent token, registration and spool
 bin_dir             the libxac benchmark programs
@@ -68,6 +70,7 @@ class Config:
     bin_dir: Path
     work_dir: Path
     server: str | None = None
+    ca_file: Path | None = None
     name: str | None = None
     suites_dir: Path | None = None
     claim_wait: int = 25
@@ -131,7 +134,7 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
         try:
-            if key in ("state_dir", "bin_dir", "work_dir", "suites_dir"):
+            if key in ("state_dir", "bin_dir", "work_dir", "suites_dir", "ca_file"):
                 out[key] = Path(value).expanduser()
             elif key == "allowed_dirs":
                 items = value.split(":") if isinstance(value, str) else list(value)
@@ -164,4 +167,6 @@ def _checked(config: Config) -> Config:
         raise ConfigError("every entry of allowed_dirs must be an absolute path")
     if config.server is not None and not config.server.startswith(("http://", "https://")):
         raise ConfigError(f"server must be an http:// or https:// URL, not {config.server!r}")
+    if config.ca_file is not None and not config.ca_file.is_absolute():
+        raise ConfigError(f"ca_file must be an absolute path, not {str(config.ca_file)!r}")
     return config

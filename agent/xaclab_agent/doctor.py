@@ -17,7 +17,12 @@ import httpx
 from xaclab_contracts.suites import list_suites, load_suite
 
 from xaclab_agent.blockdev import storage_for
-from xaclab_agent.client import API_PREFIX
+from xaclab_agent.client import (
+    API_PREFIX,
+    tls_context,
+    untrusted_certificate,
+    untrusted_sentence,
+)
 from xaclab_agent.config import Config
 from xaclab_agent.errors import ConfigError
 from xaclab_agent.state import load_registration
@@ -152,10 +157,17 @@ def check_server(config: Config, transport: httpx.BaseTransport | None = None) -
     server = config.server or registration.server
     headers = {"Authorization": f"Bearer {registration.agent_token}"}
     try:
-        with httpx.Client(base_url=server, timeout=10, transport=transport) as http:
+        verify = tls_context(config.ca_file)
+    except ConfigError as exc:
+        return [Finding(False, f"{exc}.")]
+    try:
+        with httpx.Client(base_url=server, timeout=10, transport=transport, verify=verify) as http:
             http.get("/healthz").raise_for_status()
             reply = http.post(f"{API_PREFIX}/jobs/claim", params={"wait": 0}, headers=headers)
     except httpx.HTTPError as exc:
+        refusal = untrusted_certificate(exc)
+        if refusal is not None:
+            return [Finding(False, untrusted_sentence(server, config.ca_file, refusal))]
         return [Finding(False, f"The server {server} cannot be reached: {exc}.")]
     if reply.status_code == 401:
         return [

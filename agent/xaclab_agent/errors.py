@@ -19,6 +19,7 @@ __all__ = [
     "ResultError",
     "SuiteError",
     "UnavailableError",
+    "UntrustedServerError",
 ]
 
 
@@ -36,6 +37,13 @@ class ResultError(AgentError):
 
 class ProtocolError(AgentError):
     """Talking to the server failed."""
+
+
+class UntrustedServerError(ProtocolError):
+    """The server's TLS certificate is not one the agent's CA file (or the system) vouches for.
+
+    Never retried: a server that cannot prove who it is gets no token and no result.
+    """
 
 
 class UnavailableError(ProtocolError):

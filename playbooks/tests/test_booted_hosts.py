@@ -1,11 +1,15 @@
-"""server.yml and site.yml against booted Debian 12 hosts, over SSH.
+"""server.yml and site.yml against booted Debian 12 hosts, over SSH, with TLS on every hop.
 
 Three hosts come up with labhosts (systemd-nspawn --boot, each in its own
 network namespace on a private bridge): ``server`` gets server.yml,
-``lab-01`` and ``lab-02`` get site.yml.  The second run must report
-changed=0 on every host.  Then the test talks to the real server from here:
-both agents are registered and online, node_exporter answers on each lab
-host, Prometheus scrapes them, and a page-touch run succeeds on both.
+``lab-01`` and ``lab-02`` get site.yml.  The lab CA lives in this test's
+temporary directory (the "control machine").  The second run must report
+changed=0 on every host.  Then the test talks to the real server from here,
+over HTTPS and trusting only the lab CA: both agents registered over HTTPS
+and are online, node_exporter answers on each lab host over HTTPS with basic
+authentication only, Prometheus scrapes the server and both exporters over
+HTTPS, a page-touch run succeeds on both, and an agent refuses the server
+when its CA file is not the lab CA.
 
 Needs root, systemd-nspawn and debootstrap; the first run builds the cached
 root filesystem and wheelhouse under /var/cache/xaclab-labhosts.
@@ -13,12 +17,15 @@ root filesystem and wheelhouse under /var/cache/xaclab-labhosts.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
 import shutil
+import ssl
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,7 +121,7 @@ def provision(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     root = tmp_path_factory.mktemp("provision")
     snap = snapshot_sources(root)
     token = secrets.token_hex(24)
-    server_url = f"http://{address(lab, SERVER)}:{PORT}"
+    server_url = f"https://{address(lab, SERVER)}:{PORT}"
     offline_pip = ["--no-index", "--find-links", WHEELHOUSE_MOUNT]
     never_refresh = 10 * 365 * 86400
     revision = (
@@ -143,10 +150,17 @@ def provision(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
         "prometheus_apt_cache_valid_time": never_refresh,
         "prometheus_scrape_interval": "2s",
         "xaclab_agent_claim_wait": 5,
+        # The control machine's lab CA: this test's own, thrown away with it.
+        "lab_ca_dir": str(root / "lab-ca"),
     }
     (root / "vars.json").write_text(json.dumps(extra))
     (root / "inventory.ini").write_text(lab.inventory({"server": [SERVER], "lab": LABS}))
-    return {"root": root, "server_url": server_url, "runs": []}
+    return {"root": root, "server_url": server_url, "runs": [], "token": token}
+
+
+def lab_trust(provision: dict[str, Any]) -> ssl.SSLContext:
+    """Trust in the lab CA only (not the system's CAs)."""
+    return ssl.create_default_context(cafile=str(provision["root"] / "lab-ca" / "ca.crt"))
 
 
 def run_playbooks(provision: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -186,13 +200,16 @@ def second_run(
     return run_playbooks(provision)
 
 
-def get_json(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
+def get_json(
+    provision: dict[str, Any], path: str, body: dict[str, Any] | None = None, token: str | None = None
+) -> Any:
+    """The server's answer over HTTPS, its certificate checked against the lab CA."""
     data = json.dumps(body).encode() if body is not None else None
     headers = {"Content-Type": "application/json"} if data else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(url, data=data, headers=headers)
-    with urllib.request.urlopen(request, timeout=30) as response:
+    request = urllib.request.Request(provision["server_url"] + path, data=data, headers=headers)
+    with urllib.request.urlopen(request, timeout=30, context=lab_trust(provision)) as response:
         return json.load(response)
 
 
@@ -216,39 +233,90 @@ def test_agents_are_registered_and_online(
 ) -> None:
     deadline = time.monotonic() + 60
     while True:
-        machines = {m["name"]: m for m in get_json(f"{provision['server_url']}/api/v1/machines")}
+        machines = {m["name"]: m for m in get_json(provision, "/api/v1/machines")}
         if set(LABS) <= set(machines) and all(machines[n]["online"] for n in LABS):
             break
         assert time.monotonic() < deadline, machines
         time.sleep(1)
 
 
-def test_node_exporter_answers_on_every_lab_host(
+def test_node_exporter_answers_over_tls_with_basic_auth_only(
+    lab: Lab, provision: dict[str, Any], second_run: subprocess.CompletedProcess[str]
+) -> None:
+    password = (provision["root"] / "lab-ca" / "node-exporter.password").read_text().strip()
+    basic = base64.b64encode(f"prometheus:{password}".encode()).decode()
+    for name in LABS:
+        url = f"https://{address(lab, name)}:9100/metrics"
+        request = urllib.request.Request(url, headers={"Authorization": f"Basic {basic}"})
+        with urllib.request.urlopen(request, timeout=10, context=lab_trust(provision)) as response:
+            assert b"node_cpu_seconds_total" in response.read()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url, timeout=10, context=lab_trust(provision))
+        assert refused.value.code == 401
+
+
+def test_the_server_speaks_only_tls(lab: Lab, second_run: subprocess.CompletedProcess[str]) -> None:
+    with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+        urllib.request.urlopen(f"http://{address(lab, SERVER)}:{PORT}/healthz", timeout=10)
+
+
+def test_prometheus_scrapes_the_server_and_every_lab_host_over_tls(
     lab: Lab, second_run: subprocess.CompletedProcess[str]
 ) -> None:
-    for name in LABS:
-        with urllib.request.urlopen(f"http://{address(lab, name)}:9100/metrics", timeout=10) as response:
-            assert b"node_cpu_seconds_total" in response.read()
-
-
-def test_prometheus_scrapes_every_lab_host(lab: Lab, second_run: subprocess.CompletedProcess[str]) -> None:
     # Prometheus listens on the server host's loopback only; ask it from there.
     query = (
         "import json, urllib.request; t = json.load(urllib.request.urlopen("
         "'http://127.0.0.1:9090/api/v1/targets'))['data']['activeTargets']; "
-        "print(json.dumps([[x['labels'].get('job'), x['labels'].get('machine'), x['health']] for x in t]))"
+        "print(json.dumps([[x['labels'].get('job'), x['labels'].get('machine'), x['health'], "
+        "x['scrapeUrl'], x['lastError']] for x in t]))"
     )
     server = next(h for h in lab.hosts if h.name == SERVER)
     deadline = time.monotonic() + 60
     while True:
         targets = json.loads(lab.ssh(server, f'python3 -c "{query}"').stdout)
-        up = {machine for job, machine, health in targets if job == "node" and health == "up"}
-        if up >= set(LABS):
+        up = {machine for job, machine, health, _url, _error in targets if job == "node" and health == "up"}
+        server_up = any(job == "xaclab-server" and health == "up" for job, _m, health, _u, _e in targets)
+        if up >= set(LABS) and server_up:
             break
         assert time.monotonic() < deadline, targets
         time.sleep(2)
-    # The server has no /metrics yet: its target is configured but not required to be up.
-    assert any(job == "xaclab-server" for job, _, _ in targets)
+    scraped = {url.split(":")[0] for job, _m, _h, url, _e in targets if job in ("node", "xaclab-server")}
+    assert scraped == {"https"}, targets
+
+
+def test_an_agent_refuses_a_server_its_ca_file_does_not_vouch_for(
+    lab: Lab, provision: dict[str, Any], second_run: subprocess.CompletedProcess[str]
+) -> None:
+    """lab-01's installed agent, told to trust another CA than the lab's, registers nowhere."""
+    other = provision["root"] / "other-ca"
+    subprocess.run(
+        [
+            "sh",
+            str(PLAYBOOKS / "roles" / "lab_ca" / "files" / "lab-ca.sh"),
+            "init",
+            str(other),
+            "other CA",
+            "2",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    pem = base64.b64encode((other / "ca.crt").read_bytes()).decode()
+    host = next(h for h in lab.hosts if h.name == LABS[0])
+    refused = lab.ssh(
+        host,
+        f"echo {pem} | base64 -d > /root/other-ca.crt && "
+        "XACLAB_AGENT_CONFIG=/etc/xaclab/agent.toml XACLAB_AGENT_CA_FILE=/root/other-ca.crt "
+        "XACLAB_AGENT_STATE_DIR=/root/other-state XACLAB_REGISTRATION_TOKEN=" + provision["token"] + " "
+        "/opt/xaclab/agent/bin/xaclab-agent register --name impostor",
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert (
+        f"The server {provision['server_url']} presented a certificate that the CA file "
+        "/root/other-ca.crt does not vouch for" in refused.stderr
+    ), refused.stderr
+    assert "impostor" not in {m["name"] for m in get_json(provision, "/api/v1/machines")}
 
 
 @pytest.fixture(scope="module")
@@ -267,11 +335,11 @@ def admin_token(lab: Lab, second_run: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_page_touch_run_succeeds_on_both_lab_hosts(provision: dict[str, Any], admin_token: str) -> None:
-    url = provision["server_url"]
-    machines = {m["name"]: m["id"] for m in get_json(f"{url}/api/v1/machines")}
+    machines = {m["name"]: m["id"] for m in get_json(provision, "/api/v1/machines")}
     runs = {
         name: get_json(
-            f"{url}/api/v1/runs",
+            provision,
+            "/api/v1/runs",
             {"machine_id": machines[name], "suite": "page-touch", "profile": "quick", "params": {}},
             token=admin_token,
         )["run_id"]
@@ -280,14 +348,14 @@ def test_page_touch_run_succeeds_on_both_lab_hosts(provision: dict[str, Any], ad
     deadline = time.monotonic() + 300
     status: dict[str, str] = {}
     while True:
-        status = {name: get_json(f"{url}/api/v1/runs/{run}")["status"] for name, run in runs.items()}
+        status = {name: get_json(provision, f"/api/v1/runs/{run}")["status"] for name, run in runs.items()}
         if all(s in ("succeeded", "failed") for s in status.values()):
             break
         assert time.monotonic() < deadline, status
         time.sleep(2)
     assert status == dict.fromkeys(LABS, "succeeded"), status
     for name, run in runs.items():
-        results = get_json(f"{url}/api/v1/runs/{run}/results")
+        results = get_json(provision, f"/api/v1/runs/{run}/results")
         assert results, name
         assert any(r["metric"] == "time_per_page" and r["sut"] == "libxac" for r in results), (
             name,

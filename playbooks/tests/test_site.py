@@ -11,10 +11,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import ssl
+import stat
 import subprocess
+import time
 from pathlib import Path
 
+import httpx
 import pytest
+from xaclab_testsupport import free_port
 
 from playbooks.tests.ansible_helpers import PLAYBOOKS, REPO, ansible_env, tool
 
@@ -73,6 +78,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "work": root / "state" / "work",
         "units": root / "units",
         "home": root / "ansible-home",
+        "lab_ca": root / "lab-ca",
+        "node_exporter": root / "node-exporter",
     }
     # A frozen copy of the sources: the checkout may change while the test
     # runs, and a changed source rightly makes the second run rebuild.
@@ -126,10 +133,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "xaclab_agent_manage_service": False,
         "xaclab_agent_server_url": "http://127.0.0.1:9",
         "xaclab_agent_name": "site-test",
-        # node_exporter: only its arguments file, redirected; no service on this machine.
+        # node_exporter: only its arguments file and web configuration, redirected; no
+        # service on this machine (the test below runs the exporter with them).
         "node_exporter_defaults_file": str(root / "prometheus-node-exporter"),
+        "node_exporter_web_dir": str(root / "node-exporter"),
         "node_exporter_manage_service": False,
         "node_exporter_apt_cache_valid_time": 10 * 365 * 86400,
+        # The lab CA on "the control machine", which is this one.
+        "lab_ca_dir": str(root / "lab-ca"),
     }
     (root / "vars.json").write_text(json.dumps(extra))
     return paths
@@ -207,6 +218,8 @@ def test_agent_is_installed_and_configured(
 
     config = tomllib.loads((lab["config"] / "agent.toml").read_text())
     assert config["server"] == "http://127.0.0.1:9"
+    assert config["ca_file"] == str(lab["config"] / "ca.crt")
+    assert (lab["config"] / "ca.crt").read_text() == (lab["lab_ca"] / "ca.crt").read_text()
     assert config["name"] == "site-test"
     assert config["bin_dir"] == str(lab["prefix"] / "lib" / "xaclab" / "bin")
     assert config["suites_dir"] == str(lab["prefix"] / "lib" / "xaclab" / "suites")
@@ -254,3 +267,73 @@ def test_second_run_changes_nothing(
     assert hosts, second.stdout[-3000:]
     changed = {host: c for host, c in hosts.items() if c["changed"] != 0 or c["failed"] != 0}
     assert not changed, (changed, second.stdout[-6000:])
+
+
+def test_the_lab_ca_stays_on_the_control_machine_and_issues_the_host_certificate(
+    lab: dict[str, Path], first_run: subprocess.CompletedProcess[str]
+) -> None:
+    assert first_run.returncode == 0
+    ca = lab["lab_ca"]
+    assert stat.S_IMODE(ca.stat().st_mode) == 0o700
+    assert stat.S_IMODE((ca / "ca.key").stat().st_mode) == 0o600
+    assert stat.S_IMODE((ca / "hosts" / "localhost.key").stat().st_mode) == 0o600
+    verify = subprocess.run(
+        ["openssl", "verify", "-CAfile", str(ca / "ca.crt"), str(ca / "hosts" / "localhost.crt")],
+        capture_output=True,
+        text=True,
+    )
+    assert verify.returncode == 0, verify.stderr
+    sans = subprocess.run(
+        ["openssl", "x509", "-noout", "-ext", "subjectAltName", "-in", str(ca / "hosts" / "localhost.crt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "DNS:localhost" in sans and "IP Address:127.0.0.1" in sans
+    # The CA's key was never copied anywhere the hosts see.
+    assert not list(lab["root"].glob("etc/**/ca.key")) and not list(lab["node_exporter"].glob("ca.key"))
+
+
+def test_node_exporter_serves_tls_with_basic_auth_from_its_web_configuration(
+    lab: dict[str, Path], first_run: subprocess.CompletedProcess[str]
+) -> None:
+    """The exporter itself (Debian's) runs with the web configuration the role wrote."""
+    assert first_run.returncode == 0
+    web = lab["node_exporter"] / "web.yml"
+    assert stat.S_IMODE(web.stat().st_mode) == 0o640
+    assert stat.S_IMODE((lab["node_exporter"] / "node.key").stat().st_mode) == 0o640
+    arguments = (lab["root"] / "prometheus-node-exporter").read_text()
+    assert f"--web.config.file={web}" in arguments
+    port = free_port()
+    exporter = subprocess.Popen(
+        [
+            "/usr/bin/prometheus-node-exporter",
+            f"--web.listen-address=127.0.0.1:{port}",
+            f"--web.config.file={web}",
+            "--collector.disable-defaults",
+            "--collector.cpu",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    trust = ssl.create_default_context(cafile=str(lab["lab_ca"] / "ca.crt"))
+    password = (lab["lab_ca"] / "node-exporter.password").read_text().strip()
+    url = f"https://127.0.0.1:{port}/metrics"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.get(url, verify=trust, auth=("prometheus", password), timeout=5)
+                break
+            except httpx.TransportError:
+                assert exporter.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        assert answer.status_code == 200 and "node_cpu_seconds_total" in answer.text
+        assert httpx.get(url, verify=trust, timeout=5).status_code == 401
+        assert httpx.get(url, verify=trust, auth=("prometheus", "wrong"), timeout=5).status_code == 401
+        # Plain HTTP gets Go's "client sent an HTTP request to an HTTPS server", no metrics.
+        plain = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+        assert plain.status_code == 400 and "node_cpu" not in plain.text
+    finally:
+        exporter.terminate()
+        exporter.wait(timeout=15)

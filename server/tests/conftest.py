@@ -32,11 +32,14 @@ from xaclab_server.core.migrations import upgrade_head
 from xaclab_server.core.security import hash_password
 from xaclab_server.models import (
     ApiToken,
+    AuditEvent,
+    AuthThrottle,
     Base,
     Job,
     JobLog,
     LoginSession,
     Machine,
+    MachineEpoch,
     Matrix,
     Result,
     Run,
@@ -44,7 +47,9 @@ from xaclab_server.models import (
     Upload,
     User,
 )
+from xaclab_server.models.base import utcnow
 from xaclab_server.services import accounts
+from xaclab_server.services.audit import COMMAND_LINE
 
 REGISTRATION_TOKEN = os.environ["XACLAB_REGISTRATION_TOKEN"]
 
@@ -96,9 +101,12 @@ def clear_tables(app: FastAPI) -> None:
             Run,
             Matrix,
             Schedule,
+            MachineEpoch,
             Machine,
             ApiToken,
             LoginSession,
+            AuditEvent,
+            AuthThrottle,
             User,
         ):
             session.execute(delete(model))
@@ -124,7 +132,9 @@ def add_user(app: FastAPI, username: str, role: str) -> str:
         user = User(username=username, password_hash=_PASSWORD_HASH, role=role)
         session.add(user)
         session.commit()
-        _row, token = accounts.create_api_token(session=session, user=user, name="tests")
+        _row, token = accounts.create_api_token(
+            session=session, user=user, name="tests", actor=COMMAND_LINE, now=utcnow()
+        )
         return token
 
 

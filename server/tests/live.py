@@ -17,7 +17,9 @@ from xaclab_testsupport import libpq_url as libpq_url
 
 from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.migrations import upgrade_head
+from xaclab_server.models.base import utcnow
 from xaclab_server.services import accounts
+from xaclab_server.services.audit import COMMAND_LINE
 
 REGISTRATION_TOKEN = os.environ.get(
     "XACLAB_REGISTRATION_TOKEN", "test-registration-token-0123456789"
@@ -59,9 +61,16 @@ def admin_token(database_url: str, username: str = "admin") -> str:
     try:
         with make_sessionmaker(engine)() as session:
             user = accounts.create_user(
-                session=session, username=username, password="live-password-0123", role="admin"
+                session=session,
+                username=username,
+                password="live-password-0123",
+                role="admin",
+                actor=COMMAND_LINE,
+                now=utcnow(),
             )
-            _row, token = accounts.create_api_token(session=session, user=user, name="live")
+            _row, token = accounts.create_api_token(
+                session=session, user=user, name="live", actor=COMMAND_LINE, now=utcnow()
+            )
             return token
     finally:
         engine.dispose()

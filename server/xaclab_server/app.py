@@ -19,6 +19,7 @@ from xaclab_server import __version__
 from xaclab_server.api.deps import account_api_guard, user_api_guard
 from xaclab_server.api.routes import (
     agent,
+    audit,
     auth,
     compare,
     jobs,
@@ -29,6 +30,7 @@ from xaclab_server.api.routes import (
     suites,
     users,
 )
+from xaclab_server.core.clock import SYSTEM_CLOCK, Clock
 from xaclab_server.core.config import Settings
 from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.errors import data_error_handler, request_validation_handler
@@ -41,14 +43,16 @@ from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.reproduction import load_report_figures
 from xaclab_server.services.results import load_validator
 from xaclab_server.services.suites import Suite, load_suites
+from xaclab_server.services.throttle import Throttle
 from xaclab_server.ui import pages
 from xaclab_server.ui import reproduction as reproduction_page
 
 log = logging.getLogger("xaclab_server")
 
 
-def create_app(settings: Settings) -> FastAPI:
-    """Build the app for ``settings``; the database must already be migrated (see cli)."""
+def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
+    """Build the app for ``settings``; the database must already be migrated (see cli).
+    ``clock`` is the time logins, sessions, throttling and the audit log read."""
     engine = make_engine(settings.sqlalchemy_url)
     factory = make_sessionmaker(engine)
     notifier = JobNotifier()
@@ -84,6 +88,8 @@ def create_app(settings: Settings) -> FastAPI:
         settings.result_schema_path, suites=suite_declarations
     )
     app.state.notifier = notifier
+    app.state.clock = clock
+    app.state.throttle = Throttle(settings, clock)
     app.state.thesis_figures = load_report_figures()
 
     app.add_exception_handler(RequestValidationError, request_validation_handler)
@@ -109,6 +115,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(agent.router)
     app.include_router(auth.router)
     app.include_router(users.router, dependencies=[Depends(account_api_guard)])
+    app.include_router(audit.router, dependencies=guarded)
     for router in (machines.router, suites.router, runs.router, jobs.router, matrices.router):
         app.include_router(router, dependencies=guarded)
     app.include_router(compare.router, dependencies=guarded)

@@ -274,3 +274,13 @@ def test_prometheus_config_scrapes_the_stack() -> None:
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
     assert {"prometheus", "xaclab-server", "node"} <= set(jobs)
     assert jobs["xaclab-server"]["static_configs"][0]["targets"] == ["server:8000"]
+
+
+def test_the_server_opts_out_of_tls_only_behind_a_loopback_port(compose: dict[str, Any]) -> None:
+    """The container's server binds 0.0.0.0 in plain HTTP, which it refuses without
+    XACLAB_ALLOW_PLAIN_HTTP; that is safe only while the host publishes it on 127.0.0.1."""
+    server = compose["services"]["server"]
+    if str(server["environment"].get("XACLAB_ALLOW_PLAIN_HTTP", "")).lower() == "true":
+        assert server["ports"] and all(_published(p).startswith("127.0.0.1:") for p in server["ports"])
+    else:
+        assert {"XACLAB_TLS_CERT_FILE", "XACLAB_TLS_KEY_FILE"} <= set(server["environment"])

@@ -59,3 +59,32 @@ def test_an_operator_may_not_make_users(client: TestClient, app: FastAPI) -> Non
     assert user_named(app, "nina") is None
     page = client.get("/users")
     assert page.status_code == 403 and said(page, "refused") == "Only admins manage users."
+
+
+def test_an_admin_sets_a_new_password_which_ends_the_users_logins(
+    client: TestClient, app: FastAPI
+) -> None:
+    token = add_user(app, "otto", "operator")
+    otto = user_named(app, "otto")
+    assert otto is not None
+    csrf = browser_login(client, app, role="admin")
+    weak = post_form(client, "/users/update", csrf, user_id=str(otto.id), password="short")
+    assert weak.status_code == 422
+    assert said(weak, "refused") == "A password has at least 10 characters."
+    assert client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    reply = post_form(
+        client,
+        "/users/update",
+        csrf,
+        user_id=str(otto.id),
+        role="operator",
+        password="a-new-password-0123",
+    )
+    assert reply.status_code == 303
+    refused = client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 401
+    with TestClient(app) as otto_client:
+        logged = otto_client.post(
+            "/api/v1/login", json={"username": "otto", "password": "a-new-password-0123"}
+        )
+        assert logged.status_code == 200

@@ -10,6 +10,7 @@ and, when the session cookie is what authenticates them, the CSRF token in
 rule itself is :mod:`xaclab_server.core.access`, which the pages share.
 """
 
+import re
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, status
@@ -20,16 +21,20 @@ from xaclab_contracts.roles import ParamRoles
 
 from xaclab_server.core import access
 from xaclab_server.core.access import AccessRefused, CsrfMismatch, LoginNeeded, Principal
+from xaclab_server.core.clock import Clock
 from xaclab_server.core.config import Settings
 from xaclab_server.core.db import get_db
-from xaclab_server.core.security import CSRF_HEADER, SESSION_COOKIE
+from xaclab_server.core.security import API_TOKEN_PREFIX, CSRF_HEADER, SESSION_COOKIE
 from xaclab_server.models import Machine, User
 from xaclab_server.services import accounts
+from xaclab_server.services.accounts import SessionLimits
+from xaclab_server.services.audit import Actor
 from xaclab_server.services.machines import authenticate_agent
 from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.results import ResultValidator
 from xaclab_server.services.suites import Suite
 from xaclab_server.services.thesis_figures import ThesisFigures
+from xaclab_server.services.throttle import Throttle
 
 SessionDep = Annotated[Session, Depends(get_db)]
 
@@ -64,6 +69,16 @@ async def get_notifier(request: Request) -> JobNotifier:
     return notifier
 
 
+async def get_clock(request: Request) -> Clock:
+    clock: Clock = request.app.state.clock
+    return clock
+
+
+async def get_throttle(request: Request) -> Throttle:
+    throttle: Throttle = request.app.state.throttle
+    return throttle
+
+
 async def get_thesis_figures(request: Request) -> ThesisFigures:
     figures: ThesisFigures = request.app.state.thesis_figures
     return figures
@@ -76,6 +91,23 @@ ParamRolesDep = Annotated[ParamRoles, Depends(get_param_roles)]
 ResultValidatorDep = Annotated[ResultValidator, Depends(get_result_validator)]
 NotifierDep = Annotated[JobNotifier, Depends(get_notifier)]
 ThesisFiguresDep = Annotated[ThesisFigures, Depends(get_thesis_figures)]
+ClockDep = Annotated[Clock, Depends(get_clock)]
+ThrottleDep = Annotated[Throttle, Depends(get_throttle)]
+
+# What the server's tokens look like: a prefix and 43 characters of URL-safe base64.
+API_TOKEN_SHAPE = re.compile(re.escape(API_TOKEN_PREFIX) + r"[A-Za-z0-9_-]{43}")
+AGENT_TOKEN_SHAPE = re.compile(r"xa_[A-Za-z0-9_-]{43}")
+SESSION_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+def client_address(request: Request) -> str:
+    """The client's address as the server sees it: the TCP peer (no proxy headers)."""
+    return request.client.host if request.client else "unknown"
+
+
+def session_limits(settings: Settings) -> SessionLimits:
+    return SessionLimits(hours=settings.session_hours, idle_minutes=settings.session_idle_minutes)
+
 
 _bearer = HTTPBearer(auto_error=False, description="The agent token from POST /register.")
 
@@ -92,6 +124,13 @@ async def get_current_agent(
             headers={"WWW-Authenticate": "Bearer"},
         )
     token = credentials.credentials
+    if not AGENT_TOKEN_SHAPE.fullmatch(token):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "The agent token is malformed: an agent token is 'xa_' and 43 letters, digits, "
+            "'-' or '_', as POST /register gave it.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
     def look_up() -> Machine | None:
         with factory() as session:
@@ -124,11 +163,21 @@ async def get_current_agent(
 CurrentAgent = Annotated[Machine, Depends(get_current_agent)]
 
 
-def get_principal(request: Request, session: SessionDep) -> Principal:
+def get_principal(
+    request: Request, session: SessionDep, settings: SettingsDep, clock: ClockDep
+) -> Principal:
     header = request.headers.get("authorization", "")
     scheme, _, credentials = header.partition(" ")
     if scheme.lower() == "bearer" and credentials.strip():
-        user = accounts.user_for_api_token(session=session, token=credentials.strip())
+        token = credentials.strip()
+        if not API_TOKEN_SHAPE.fullmatch(token):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                f"The API token is malformed: an API token is '{API_TOKEN_PREFIX}' and 43 "
+                "letters, digits, '-' or '_', as the tokens page shows it once.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        user = accounts.user_for_api_token(session=session, token=token, now=clock())
         if user is None:
             raise HTTPException(
                 status.HTTP_401_UNAUTHORIZED,
@@ -137,8 +186,11 @@ def get_principal(request: Request, session: SessionDep) -> Principal:
             )
         return Principal(user=user, via="token")
     cookie = request.cookies.get(SESSION_COOKIE)
-    if cookie:
-        found = accounts.user_for_session(session=session, token=cookie)
+    # A malformed cookie names no session: the request is anonymous, as with none.
+    if cookie and SESSION_TOKEN_SHAPE.fullmatch(cookie):
+        found = accounts.user_for_session(
+            session=session, token=cookie, limits=session_limits(settings), now=clock()
+        )
         if found is not None:
             user, login = found
             return Principal(user=user, via="session", csrf_token=login.csrf_token)
@@ -146,6 +198,13 @@ def get_principal(request: Request, session: SessionDep) -> Principal:
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def actor_of(user: User, request: Request) -> Actor:
+    """The audit log's "who" and "from where" for ``user``'s request."""
+    return Actor.of_user(user, client_address(request))
+
+
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 

@@ -86,9 +86,31 @@ class Settings(BaseSettings):
     # Accounts (docs/server.md, "Accounts"): whether pages and GET calls of the
     # user API answer without a login. Writes always need one.
     anonymous_read: bool = True
+    # A login session ends session_hours after the login (absolute) or
+    # session_idle_minutes after its last request (idle), whichever is first.
     session_hours: float = Field(default=12, gt=0, le=24 * 90)
-    # Mark the session cookie Secure; turn on when a TLS proxy fronts the server.
+    session_idle_minutes: float = Field(default=120, gt=0, le=24 * 60 * 90)
+    # Mark the session cookie Secure; on by itself when the server serves TLS,
+    # turn it on when a TLS proxy fronts the server.
     secure_cookies: bool = False
+    # TLS (docs/server.md, "TLS"): with both files the server serves HTTPS.
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    # Plain HTTP on an address other than loopback is refused unless this is
+    # true (a TLS proxy on the same host, a container published on loopback);
+    # the server then logs a warning at start-up.
+    allow_plain_http: bool = False
+    # Throttling of failed logins and registrations (docs/server.md,
+    # "Throttling"): a key (an account, a client address) may fail this many
+    # times; each further failure blocks it for throttle_delay_seconds, doubled
+    # per failure up to throttle_max_delay_seconds.  Failures are forgotten
+    # throttle_forget_seconds after a key's last one.
+    login_free_failures: int = Field(default=5, ge=1, le=1000)
+    login_address_free_failures: int = Field(default=20, ge=1, le=100000)
+    registration_free_failures: int = Field(default=5, ge=1, le=1000)
+    throttle_delay_seconds: float = Field(default=2, gt=0, le=3600)
+    throttle_max_delay_seconds: float = Field(default=900, gt=0, le=7 * 86400)
+    throttle_forget_seconds: float = Field(default=3600, gt=0, le=30 * 86400)
     # How often this process looks for due schedules; 0 turns its scheduler off.
     scheduler_seconds: float = Field(default=15, ge=0, le=3600)
     # How often a run's event stream (SSE) looks at the database.
@@ -143,6 +165,26 @@ class Settings(BaseSettings):
                 "set a random secret (e.g. `openssl rand -hex 32`) or XACLAB_ENV=development"
             )
         return self
+
+    @model_validator(mode="after")
+    def _tls_needs_both_files(self) -> "Settings":
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError(
+                "XACLAB_TLS_CERT_FILE and XACLAB_TLS_KEY_FILE go together; set both or neither"
+            )
+        if self.throttle_max_delay_seconds < self.throttle_delay_seconds:
+            raise ValueError(
+                "XACLAB_THROTTLE_MAX_DELAY_SECONDS is below XACLAB_THROTTLE_DELAY_SECONDS"
+            )
+        return self
+
+    @property
+    def tls_enabled(self) -> bool:
+        return self.tls_cert_file is not None
+
+    @property
+    def cookies_secure(self) -> bool:
+        return self.secure_cookies or self.tls_enabled
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -13,6 +13,6 @@ def set_session_cookie(response: Response, settings: Settings, token: str) -> No
         max_age=int(settings.session_hours * 3600),
         httponly=True,
         samesite="lax",
-        secure=settings.secure_cookies,
+        secure=settings.cookies_secure,
         path="/",
     )

@@ -1,8 +1,10 @@
-"""A cap on request bodies, enforced before anything parses them.
+"""A cap on request bodies, and UTF-8 for text bodies, enforced before anything parses them.
 
 Bodies are read up to the cap and replayed to the application; a body that
 announces or turns out to exceed it is answered ``413`` at once, so a huge
-upload never reaches the JSON decoder.
+upload never reaches the JSON decoder.  A JSON, form or text body that is
+not UTF-8 is answered ``400`` with a sentence saying where it stops being
+UTF-8, rather than the parsers' vaguer refusals.
 """
 
 import json
@@ -43,6 +45,17 @@ class BodySizeLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if _declares_text(scope):
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                await _answer(
+                    send,
+                    400,
+                    f"The request body is not UTF-8 (byte {exc.start} is not): send JSON and "
+                    "forms as UTF-8.",
+                )
+                return
         replayed = False
 
         async def replay() -> Message:
@@ -59,16 +72,30 @@ class BodySizeLimit:
             f"The request body is larger than {self.max_bytes} bytes "
             f"({size} bytes or more); split the upload."
         )
-        payload = json.dumps({"detail": detail}).encode("utf-8")
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await _answer(send, 413, detail)
+
+
+TEXT_TYPES = (b"application/json", b"application/x-www-form-urlencoded", b"text/")
+
+
+def _declares_text(scope: Scope) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return bool(value.strip().lower().startswith(TEXT_TYPES))
+    return False
+
+
+async def _answer(send: Send, status: int, detail: str) -> None:
+    payload = json.dumps({"detail": detail}).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})

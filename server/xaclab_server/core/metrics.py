@@ -39,6 +39,12 @@ DURATION = Histogram(
 INGESTED_RESULTS = Counter(
     "xaclab_ingested_results", "Results stored from agents' uploads.", registry=REGISTRY
 )
+THROTTLED = Counter(
+    "xaclab_auth_throttled",
+    "Logins and registrations refused with 429 because their account or address is blocked.",
+    ["kind"],
+    registry=REGISTRY,
+)
 INGESTED_SAMPLES = Counter(
     "xaclab_ingested_samples", "Raw samples stored from agents' uploads.", registry=REGISTRY
 )

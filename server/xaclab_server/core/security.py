@@ -19,6 +19,8 @@ LOGIN_CSRF_COOKIE = "xaclab_login_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
 MIN_PASSWORD_LENGTH = 10
+MAX_PASSWORD = 1024
+MAX_USERNAME = 64
 
 _hasher = PasswordHasher()
 # Verified against when a username is unknown, so the reply takes as long as for a known one.
@@ -40,8 +42,8 @@ def password_problem(password: str) -> str | None:
     """A sentence saying why ``password`` is refused, or None."""
     if len(password) < MIN_PASSWORD_LENGTH:
         return f"A password has at least {MIN_PASSWORD_LENGTH} characters."
-    if len(password) > 1024:
-        return "A password has at most 1024 characters."
+    if len(password) > MAX_PASSWORD:
+        return f"A password has at most {MAX_PASSWORD} characters."
     return None
 
 

@@ -1,11 +1,14 @@
 """SQLAlchemy models, one entity per module; the tables are documented in docs/database.md."""
 
 from xaclab_server.models.api_token import ApiToken
+from xaclab_server.models.audit_event import AuditEvent
+from xaclab_server.models.auth_throttle import AuthThrottle
 from xaclab_server.models.base import Base
 from xaclab_server.models.job import Job
 from xaclab_server.models.job_log import JobLog
 from xaclab_server.models.login_session import LoginSession
 from xaclab_server.models.machine import Machine
+from xaclab_server.models.machine_epoch import MachineEpoch
 from xaclab_server.models.matrix import Matrix
 from xaclab_server.models.result import Result
 from xaclab_server.models.run import Run
@@ -15,11 +18,14 @@ from xaclab_server.models.user import User
 
 __all__ = [
     "ApiToken",
+    "AuditEvent",
+    "AuthThrottle",
     "Base",
     "Job",
     "JobLog",
     "LoginSession",
     "Machine",
+    "MachineEpoch",
     "Matrix",
     "Result",
     "Run",

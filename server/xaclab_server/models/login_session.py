@@ -2,9 +2,12 @@
 
 Invariants: the cookie holds a random token whose SHA-256 is ``token_hash``;
 ``csrf_token`` is the synchronizer token every form and every cookie-borne
-write must echo; a session past ``expires_at`` or of a disabled user is
-refused.  Sessions live in the database so every server process knows them
-and logging out ends them everywhere.
+write must echo; a session past ``expires_at`` (its absolute end), idle
+since ``last_seen_at`` for longer than the idle limit, or of a disabled user
+is refused and deleted.  ``last_seen_at`` is written at most once a minute,
+so it lags the last request by up to a minute.  Sessions live in the
+database so every server process knows them and logging out ends them
+everywhere.
 """
 
 from datetime import datetime
@@ -24,3 +27,4 @@ class LoginSession(Base):
     csrf_token: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime]
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)

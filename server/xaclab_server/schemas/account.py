@@ -5,12 +5,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from xaclab_server.core.security import MAX_PASSWORD, MAX_USERNAME
+
 Role = Literal["viewer", "operator", "admin"]
 
 
 class LoginIn(BaseModel):
-    username: Annotated[str, Field(min_length=1, max_length=64)]
-    password: Annotated[str, Field(min_length=1, max_length=1024)]
+    username: Annotated[str, Field(min_length=1, max_length=MAX_USERNAME)]
+    password: Annotated[str, Field(min_length=1, max_length=MAX_PASSWORD)]
 
 
 class Me(BaseModel):
@@ -21,15 +23,15 @@ class Me(BaseModel):
 
 
 class UserIn(BaseModel):
-    username: Annotated[str, Field(min_length=1, max_length=64)]
-    password: Annotated[str, Field(min_length=1, max_length=1024)]
+    username: Annotated[str, Field(min_length=1, max_length=MAX_USERNAME)]
+    password: Annotated[str, Field(min_length=1, max_length=MAX_PASSWORD)]
     role: Role = "viewer"
 
 
 class UserPatch(BaseModel):
     role: Role | None = None
     disabled: bool | None = None
-    password: Annotated[str | None, Field(min_length=1, max_length=1024)] = None
+    password: Annotated[str | None, Field(min_length=1, max_length=MAX_PASSWORD)] = None
 
 
 class UserOut(BaseModel):

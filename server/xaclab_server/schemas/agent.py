@@ -11,7 +11,7 @@ MAX_LOG_CHUNK = 64 * 1024
 
 class RegisterIn(BaseModel):
     # Absent or empty: the machine is registered pending an admin's approval.
-    registration_token: str | None = None
+    registration_token: Annotated[str | None, Field(max_length=1024)] = None
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")]
     fingerprint: dict[str, Any]
 

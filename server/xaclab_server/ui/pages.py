@@ -1,7 +1,8 @@
 """The web pages, one module per page group (``ui/routes/``); every asset comes from /static.
 
 Machines (the home page), the queue, the run form and run pages, run
-matrices, comparisons, schedules, API tokens, users and the login; the
+matrices, comparisons, schedules, API tokens, users, the audit log and the
+login; the
 thesis-reproduction page is :mod:`xaclab_server.ui.reproduction`.  Pages are
 readable without a login only while ``XACLAB_ANONYMOUS_READ`` is true; who
 may do what is :mod:`xaclab_server.core.access`, shared with the API
@@ -11,6 +12,7 @@ may do what is :mod:`xaclab_server.core.access`, shared with the API
 from fastapi import APIRouter
 
 from xaclab_server.ui.routes import (
+    audit,
     compare,
     login,
     machines,
@@ -23,6 +25,6 @@ from xaclab_server.ui.routes import (
 )
 
 router = APIRouter(include_in_schema=False)
-for group in (login, machines, runs, matrices, queue, compare, schedules, tokens, users):
+for group in (login, machines, runs, matrices, queue, compare, schedules, tokens, users, audit):
     # The routes themselves, not an include: ``router.routes`` lists every page.
     router.routes.extend(group.router.routes)

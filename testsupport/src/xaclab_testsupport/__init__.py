@@ -7,6 +7,7 @@
 - :class:`ServerProcess`: ``xaclab-server`` on a free port, waited for on /healthz.
 - :class:`AgentProcess`: ``xaclab-agent`` commands and its daemon.
 - :mod:`xaclab_testsupport.fixtures`: pytest fixtures for a conftest to re-export.
+- :mod:`xaclab_testsupport.tls`: a throw-away CA and the server certificates it signs.
 
 Everything is started in a ``with`` block (or start/stop) and stopped by its own
 PID or data directory, never by name.  One error, :class:`ProcessFailed`

@@ -6,6 +6,7 @@ time, or a command failed; its message ends with what the child wrote.
 """
 
 import os
+import ssl
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -50,15 +51,17 @@ def wait_until_answers(
     what: str,
     log: Path | None = None,
     timeout: float = 60,
+    verify: ssl.SSLContext | bool = True,
 ) -> None:
     """Poll ``url`` until it answers 200; raise :class:`ProcessFailed` (with the
-    log's tail) when the process exits first or ``timeout`` seconds pass."""
+    log's tail) when the process exits first or ``timeout`` seconds pass.
+    ``verify``: the trust for an https:// URL (a context with the test's CA)."""
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
             raise failure(f"{what} exited with code {process.returncode}", log)
         try:
-            if httpx.get(url, timeout=2).status_code == 200:
+            if httpx.get(url, timeout=2, verify=verify).status_code == 200:
                 return
         except httpx.TransportError:
             pass

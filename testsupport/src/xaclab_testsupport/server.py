@@ -1,6 +1,7 @@
 """The real server, ``xaclab-server``, as a child process on 127.0.0.1."""
 
 import secrets
+import ssl
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,7 +26,10 @@ class ServerProcess(ChildProcess):
     The child gets this process's environment without its ``XACLAB_*`` settings
     (unless ``inherit_xaclab_env``), then ``XACLAB_DATA_DIR``,
     ``XACLAB_REGISTRATION_TOKEN`` (a random one unless given),
-    ``XACLAB_DATABASE_URL`` when given, then ``env``.
+    ``XACLAB_DATABASE_URL`` when given, then ``env``.  With ``tls`` (a certificate
+    for 127.0.0.1, its key and its CA's certificate, from
+    :mod:`xaclab_testsupport.tls`) it serves HTTPS, ``base_url`` is https:// and
+    ``trust`` is the context that trusts that CA.
     """
 
     def __init__(
@@ -38,17 +42,23 @@ class ServerProcess(ChildProcess):
         log_path: Path | None = None,
         port: int | None = None,
         inherit_xaclab_env: bool = False,
+        tls: tuple[Path, Path, Path] | None = None,
     ) -> None:
         super().__init__(log_path or data_dir / "server.log")
         self.data_dir = data_dir
         self.port = port or free_port()
-        self.base_url = f"http://{LOOPBACK}:{self.port}"
+        self.base_url = f"{'https' if tls else 'http'}://{LOOPBACK}:{self.port}"
+        self.trust: ssl.SSLContext | bool = True
         self.registration_token = registration_token or secrets.token_urlsafe(24)
         self.env = environment(inherit_xaclab=inherit_xaclab_env)
         self.env["XACLAB_DATA_DIR"] = str(data_dir)
         self.env["XACLAB_REGISTRATION_TOKEN"] = self.registration_token
         if database_url is not None:
             self.env["XACLAB_DATABASE_URL"] = database_url
+        if tls is not None:
+            cert, key, ca = tls
+            self.env.update(XACLAB_TLS_CERT_FILE=str(cert), XACLAB_TLS_KEY_FILE=str(key))
+            self.trust = ssl.create_default_context(cafile=str(ca))
         self.env.update(env or {})
 
     def start(self, timeout: float = 60) -> None:
@@ -57,7 +67,12 @@ class ServerProcess(ChildProcess):
         process = self.spawn(argv, env=self.env, cwd=self.data_dir)
         try:
             wait_until_answers(
-                process, f"{self.base_url}/healthz", what="xaclab-server", log=self.log_path, timeout=timeout
+                process,
+                f"{self.base_url}/healthz",
+                what="xaclab-server",
+                log=self.log_path,
+                timeout=timeout,
+                verify=self.trust,
             )
         except ProcessFailed:
             self.stop()

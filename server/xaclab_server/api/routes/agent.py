@@ -1,7 +1,6 @@
 """The agent API, ``/api/agent/v1`` (docs/agent-protocol.md)."""
 
 import asyncio
-import hmac
 import json
 import time
 from typing import Annotated, Any
@@ -21,8 +20,11 @@ from xaclab_server.api.deps import (
     SessionDep,
     SessionFactoryDep,
     SettingsDep,
+    ThrottleDep,
+    client_address,
 )
 from xaclab_server.core.config import Settings
+from xaclab_server.core.metrics import THROTTLED
 from xaclab_server.models import Job
 from xaclab_server.schemas.agent import (
     ClaimOut,
@@ -36,8 +38,8 @@ from xaclab_server.schemas.agent import (
     UploadIn,
     UploadOut,
 )
-from xaclab_server.services import jobs, results
-from xaclab_server.services.machines import RegistrationRefused, register_machine
+from xaclab_server.services import jobs, registrations, results
+from xaclab_server.services.machines import RegistrationRefused
 
 router = APIRouter(prefix="/api/agent/v1", tags=["agent"])
 
@@ -52,13 +54,15 @@ UNPROCESSABLE = 422  # named differently across Starlette versions
     responses={202: {"model": RegisterOut, "description": "Registered; waits for approval."}},
 )
 def register(
-    body: RegisterIn, session: SessionDep, settings: SettingsDep, response: Response
+    body: RegisterIn,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    throttle: ThrottleDep,
+    response: Response,
 ) -> RegisterOut:
-    """With the registration token: approved at once.  Without one: pending an admin's approval."""
-    trusted = bool(body.registration_token)
-    expected = settings.registration_token.get_secret_value().encode("utf-8")
-    if trusted and not hmac.compare_digest((body.registration_token or "").encode(), expected):
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "The registration token is not valid.")
+    """With the registration token: approved at once.  Without one: pending an admin's approval.
+    Wrong tokens are throttled per client address (429 with Retry-After)."""
     size = len(json.dumps(body.fingerprint, separators=(",", ":")).encode("utf-8"))
     if size > MAX_FINGERPRINT_BYTES:
         raise HTTPException(
@@ -72,9 +76,29 @@ def register(
             f"The fingerprint has a non-finite number or a NUL character at {bad}.",
         )
     try:
-        machine, token = register_machine(
-            session=session, name=body.name, fingerprint=body.fingerprint, trusted=trusted
+        machine, token = registrations.register(
+            session=session,
+            throttle=throttle,
+            expected_token=settings.registration_token.get_secret_value(),
+            registration=registrations.Registration(
+                name=body.name,
+                fingerprint=body.fingerprint,
+                token=body.registration_token,
+                address=client_address(request),
+            ),
         )
+    except registrations.Throttled as refusal:
+        THROTTLED.labels(kind="registration").inc()
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            "Too many registrations with a wrong registration token from this address; "
+            f"try again in {refusal.retry_after} seconds.",
+            headers={"Retry-After": str(refusal.retry_after)},
+        ) from None
+    except registrations.WrongToken:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "The registration token is not valid."
+        ) from None
     except RegistrationRefused as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
     if not machine.approved:

@@ -1,9 +1,9 @@
 """User API: users (admins only) and each user's own API tokens."""
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Request, status
 from sqlalchemy import select
 
-from xaclab_server.api.deps import AdminUser, CurrentUser, SessionDep
+from xaclab_server.api.deps import AdminUser, ClockDep, CurrentUser, SessionDep, actor_of
 from xaclab_server.models import ApiToken, User
 from xaclab_server.schemas.account import (
     TokenCreated,
@@ -46,10 +46,17 @@ def list_users(session: SessionDep, _admin: AdminUser) -> list[UserOut]:
 
 
 @router.post("/users", status_code=status.HTTP_201_CREATED)
-def create_user(body: UserIn, session: SessionDep, _admin: AdminUser) -> UserOut:
+def create_user(
+    body: UserIn, request: Request, session: SessionDep, clock: ClockDep, admin: AdminUser
+) -> UserOut:
     try:
         user = accounts.create_user(
-            session=session, username=body.username, password=body.password, role=body.role
+            session=session,
+            username=body.username,
+            password=body.password,
+            role=body.role,
+            actor=actor_of(admin, request),
+            now=clock(),
         )
     except accounts.AccountError as exc:
         raise HTTPException(422, str(exc)) from exc
@@ -57,7 +64,16 @@ def create_user(body: UserIn, session: SessionDep, _admin: AdminUser) -> UserOut
 
 
 @router.patch("/users/{user_id}")
-def update_user(user_id: int, body: UserPatch, session: SessionDep, _admin: AdminUser) -> UserOut:
+def update_user(
+    user_id: int,
+    body: UserPatch,
+    request: Request,
+    session: SessionDep,
+    clock: ClockDep,
+    admin: AdminUser,
+) -> UserOut:
+    """Change a user; a new password or role, or disabling, ends the user's sessions and
+    revokes the user's API tokens."""
     user = session.get(User, user_id)
     if user is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"User {user_id} does not exist.")
@@ -65,6 +81,8 @@ def update_user(user_id: int, body: UserPatch, session: SessionDep, _admin: Admi
         accounts.update_user(
             session=session,
             user=user,
+            actor=actor_of(admin, request),
+            now=clock(),
             role=body.role,
             disabled=body.disabled,
             password=body.password,
@@ -80,19 +98,31 @@ def list_tokens(session: SessionDep, user: CurrentUser) -> list[TokenOut]:
 
 
 @router.post("/tokens", status_code=status.HTTP_201_CREATED)
-def create_token(body: TokenIn, session: SessionDep, user: CurrentUser) -> TokenCreated:
+def create_token(
+    body: TokenIn, request: Request, session: SessionDep, clock: ClockDep, user: CurrentUser
+) -> TokenCreated:
     """A new API token for the caller; the reply is the only time the token is shown."""
     try:
-        row, token = accounts.create_api_token(session=session, user=user, name=body.name)
+        row, token = accounts.create_api_token(
+            session=session, user=user, name=body.name, actor=actor_of(user, request), now=clock()
+        )
     except accounts.AccountError as exc:
         raise HTTPException(422, str(exc)) from exc
     return TokenCreated(**token_out(row).model_dump(), token=token)
 
 
 @router.delete("/tokens/{token_id}")
-def revoke_token(token_id: int, session: SessionDep, user: CurrentUser) -> TokenOut:
+def revoke_token(
+    token_id: int, request: Request, session: SessionDep, clock: ClockDep, user: CurrentUser
+) -> TokenOut:
     try:
-        row = accounts.revoke_api_token(session=session, user=user, token_id=token_id)
+        row = accounts.revoke_api_token(
+            session=session,
+            user=user,
+            token_id=token_id,
+            actor=actor_of(user, request),
+            now=clock(),
+        )
     except accounts.AccountError as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
     return token_out(row)

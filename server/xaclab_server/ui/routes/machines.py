@@ -4,10 +4,11 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import SessionDep, SettingsDep
+from xaclab_server.api.deps import ClockDep, SessionDep, SettingsDep, actor_of
 from xaclab_server.models import Machine, Run
 from xaclab_server.models.base import utcnow
-from xaclab_server.services.machines import approve_machine, is_online, rotate_agent_token
+from xaclab_server.services import machine_admin
+from xaclab_server.services.machines import is_online
 from xaclab_server.ui.forms import AdminForm
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import not_found, render, see_other
@@ -34,15 +35,21 @@ def machines_page(
 
 @router.post("/machines/{machine_id}/{action}", response_class=HTMLResponse)
 def machine_action(
-    request: Request, machine_id: int, action: str, session: SessionDep, _form: AdminForm
+    request: Request,
+    machine_id: int,
+    action: str,
+    session: SessionDep,
+    clock: ClockDep,
+    form: AdminForm,
 ) -> Response:
     machine = session.get(Machine, machine_id)
     if machine is None or action not in ("approve", "rotate-token"):
         return not_found(request, f"Machine {machine_id}")
+    actor = actor_of(form.user, request)
     if action == "approve":
-        approve_machine(session=session, machine=machine)
+        machine_admin.approve(session=session, machine=machine, actor=actor, now=clock())
         return see_other("/machines")
-    token = rotate_agent_token(session=session, machine=machine)
+    token = machine_admin.rotate_token(session=session, machine=machine, actor=actor, now=clock())
     return render(
         request,
         "secret.html",

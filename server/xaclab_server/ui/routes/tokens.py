@@ -3,7 +3,7 @@
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 
-from xaclab_server.api.deps import SessionDep
+from xaclab_server.api.deps import ClockDep, SessionDep, actor_of
 from xaclab_server.services import accounts
 from xaclab_server.ui.forms import ViewerForm, submit
 from xaclab_server.ui.guards import PageUser, page_router
@@ -19,11 +19,15 @@ def tokens_page(request: Request, session: SessionDep, user: PageUser) -> Respon
 
 
 @router.post("/tokens/{action}", response_class=HTMLResponse)
-def token_action(request: Request, action: str, session: SessionDep, form: ViewerForm) -> Response:
+def token_action(
+    request: Request, action: str, session: SessionDep, clock: ClockDep, form: ViewerForm
+) -> Response:
+    actor = actor_of(form.user, request)
+
     def act() -> Response:
         if action == "create":
             _row, token = accounts.create_api_token(
-                session=session, user=form.user, name=form.get("name")
+                session=session, user=form.user, name=form.get("name"), actor=actor, now=clock()
             )
             return render(
                 request,
@@ -37,7 +41,11 @@ def token_action(request: Request, action: str, session: SessionDep, form: Viewe
             )
         if action == "revoke":
             accounts.revoke_api_token(
-                session=session, user=form.user, token_id=int(form.get("token_id", "0"))
+                session=session,
+                user=form.user,
+                token_id=int(form.get("token_id", "0")),
+                actor=actor,
+                now=clock(),
             )
             return see_other("/tokens")
         return not_found(request, f"Action {action!r}")

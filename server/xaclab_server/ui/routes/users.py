@@ -1,10 +1,13 @@
-"""The users page (admins only): users made, given a role, disabled."""
+"""The users page (admins only): users made, given a role or a new password, disabled.
+
+A new password or role, or disabling, ends the user's sessions and API tokens
+(``accounts.update_user``)."""
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import SessionDep
+from xaclab_server.api.deps import ClockDep, SessionDep, actor_of
 from xaclab_server.core import access
 from xaclab_server.core.access import RoleTooLow
 from xaclab_server.models import User
@@ -28,7 +31,11 @@ def users_page(request: Request, session: SessionDep, user: PageUser) -> Respons
 
 
 @router.post("/users/{action}", response_class=HTMLResponse)
-def user_action(request: Request, action: str, session: SessionDep, form: AdminForm) -> Response:
+def user_action(
+    request: Request, action: str, session: SessionDep, clock: ClockDep, form: AdminForm
+) -> Response:
+    actor = actor_of(form.user, request)
+
     def act() -> Response:
         if action == "create":
             accounts.create_user(
@@ -36,6 +43,8 @@ def user_action(request: Request, action: str, session: SessionDep, form: AdminF
                 username=form.get("username"),
                 password=form.get("password"),
                 role=form.get("role", "viewer"),
+                actor=actor,
+                now=clock(),
             )
         elif action == "update":
             target = session.get(User, int(form.get("user_id", "0")))
@@ -44,8 +53,11 @@ def user_action(request: Request, action: str, session: SessionDep, form: AdminF
             accounts.update_user(
                 session=session,
                 user=target,
+                actor=actor,
+                now=clock(),
                 role=form.get("role") or None,
                 disabled=form.get("disabled") == "true",
+                password=form.get("password") or None,
             )
         else:
             return not_found(request, f"Action {action!r}")
