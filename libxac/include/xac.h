@@ -56,6 +56,13 @@
  *   committed after its snapshot.  A failed transaction keeps running on
  *   its snapshot until its outermost xend(), which returns ABORTED: aborts
  *   are synchronous.  Only the segment is rolled back.
+ * - Progress: after XAC_ESCALATE (default 8) conflict aborts in a row, a
+ *   process's next transaction runs irrevocable and commits, so every
+ *   transaction commits within XAC_ESCALATE + 1 attempts (aborts by
+ *   xFail(), XAC_EFULL or XAC_EIO aside).  While it runs, other
+ *   processes' commits wait in xend().  At most XAC_WRITERS update
+ *   transactions (default: the CPUs) run at once; another xbegin() waits
+ *   (see Environment).  Read-only transactions never wait for either.
  * - A process that dies inside a transaction never blocks the others: its
  *   writer words are recognized as stale, its slot is freed, its
  *   transaction is aborted.  If it dies while holding the commit lock, the
@@ -145,6 +152,23 @@
  *   XAC_BACKOFF_US=0..4294967295 (default 0)
  *       maximum backoff after a conflict abort, in us; 0 = no backoff
  *       (xSetPolicy()).
+ *   XAC_WRITERS=0..4096 (default 0)
+ *       how many update transactions (xbegin()) of the processes on the
+ *       control directory run at once; another xbegin() waits until one
+ *       of them publishes its commit or aborts.  0 = as many as the CPUs
+ *       this process may run on; 4096 (the number of process slots) =
+ *       no limit.  A throttle, not a lock: a process that has seen no
+ *       admitted transaction finish for about 20 ms runs anyway, so
+ *       transactions that wait for each other across processes cannot
+ *       deadlock.  Read-only transactions are never held back.
+ *   XAC_ESCALATE=0..1000 (default 8)
+ *       after this many consecutive conflict aborts, a process runs its
+ *       next attempt irrevocable: it waits for its turn, and while it
+ *       runs no other transaction commits and none wins a page from it,
+ *       so it commits (unless its program calls xFail(), the version pool
+ *       is full or the log fails).  Every transaction therefore commits
+ *       within XAC_ESCALATE + 1 attempts.  0 = never (the thesis's
+ *       behaviour: a transaction may abort without bound).
  *   XAC_SYNC=fdatasync|fsync|dsync (default fdatasync)
  *       how a DURABLE process makes the log stable (xSetSyncMethod()).
  *   XAC_LOG_LIMIT=4096..2147483648 (default 67108864, that is 64M)
@@ -318,7 +342,10 @@ void *xMmap(const char *name, size_t length);
 int xMunmap(const char *name);
 
 /** Begin a transaction.  Inside a transaction, xbegin() begins a nested
- * transaction, which is subsumed by the outermost one.
+ * transaction, which is subsumed by the outermost one.  The outermost
+ * xbegin() may first wait: while XAC_WRITERS update transactions run
+ * (admission), or for its turn to run irrevocable (after XAC_ESCALATE
+ * conflict aborts in a row; see Environment).
  *
  * @return 0; XAC_ENOTINIT; XAC_ENOTMAPPED if no segment is mapped;
  *     XAC_EQUERY inside a read-only transaction; XAC_EIO (DURABLE) while
@@ -340,7 +367,9 @@ int xbegin(void);
  *     file may hold part of it).  DURABLE: COMMITTED is returned only once
  *     the transaction's log record is on stable storage.
  *     After ABORTED caused by a conflict, xend() first sleeps a random
- *     time if backoff is on (xSetPolicy()).
+ *     time if backoff is on (xSetPolicy()).  While another process's
+ *     transaction is irrevocable (XAC_ESCALATE), a commit waits for it
+ *     before it validates.
  */
 int xend(void);
 
@@ -361,7 +390,13 @@ int xFail(void);
 int xValidate(void);
 
 /** Begin a read-only transaction.  It reads a consistent snapshot, always
- * commits, never blocks and never makes a writer fail.  Writing to the
+ * commits, never blocks and never makes a writer fail.  With kept pages
+ * (xSetKeepPages(), the default) its pages stay readable after it ends,
+ * whatever other processes run, and the next transaction of this process
+ * revokes only those that commits changed meanwhile: a query repeated on
+ * unchanged pages takes no fault.  Under page-table access a query's
+ * fault also maps the pages around the faulting one (xStats()
+ * pages_around).  Writing to the
  * segment inside it is a program error: the library prints "libxac: write
  * to the segment in a read-only transaction (xbeginQuery)" on stderr and
  * the process dies of SIGSEGV (the write is never applied).  May be nested in a normal
@@ -420,7 +455,9 @@ enum {
  * @param backoff_us if non-zero, an outermost xend() that returns ABORTED
  *     because of a conflict first sleeps a random time up to
  *     min(backoff_us, 2^k us), k = consecutive such aborts (randomized
- *     exponential backoff).
+ *     exponential backoff).  Whatever it is, an xend() whose transaction
+ *     lost a page to a running transaction first waits (at most 10 ms)
+ *     until that one has ended.
  * @return 0; XAC_ENOTINIT; XAC_EINVAL for an unknown policy; XAC_EINTXN
  *     inside a transaction.
  */
@@ -432,8 +469,11 @@ int xSetPolicy(int policy, unsigned backoff_us);
  * readable after it ends, holding the committed versions, so the next
  * transaction reads them without a fault, a copy or a protection change;
  * only its first write to such a page faults.  When another process
- * attaches or commits, the kept pages are revoked at the next xbegin()
- * and every page faults again, as the thesis describes.  Off, every
+ * commits, the pages it changed are revoked at the next xbegin(); an
+ * update transaction that begins while another process is attached
+ * revokes them all, and every page faults again, as the thesis
+ * describes.  Read-only transactions (xbeginQuery()) keep their pages
+ * whoever else is attached.  Off, every
  * transaction pays the thesis's per-page cost (page_touch measures it
  * that way).  Where the kernel can (Linux 5.19 or later) and XAC_UFFD is
  * not 0, kept pages are write-protected through userfaultfd rather than
@@ -570,10 +610,75 @@ struct xac_stats {
                                         *   (userfaultfd minor faults and
                                         *   MADV_DONTNEED; XAC_PTE); 0:
                                         *   through mprotect */
+    /* Contention: this process's update transactions (xbegin()). */
+    unsigned long long conflict_aborts; /**< aborted by a conflict (lost
+                                        *   a page under the policy, or
+                                        *   read a page committed after
+                                        *   its snapshot); not xFail() */
+    unsigned long long retries_max;    /**< most conflict aborts before
+                                        *   one transaction committed; the
+                                        *   mean is conflict_aborts /
+                                        *   commits */
+    unsigned long long aborted_ns;     /**< time from xbegin() to xend()
+                                        *   of the transactions a conflict
+                                        *   aborted: work thrown away */
+    unsigned long long backoff_ns;     /**< time xend() slept in backoff
+                                        *   after them (xSetPolicy()) */
+    unsigned long long escalations;    /**< transactions run irrevocable
+                                        *   after XAC_ESCALATE aborts */
+    unsigned long long admission_waits; /**< xbegin()s that waited to be
+                                        *   admitted (XAC_WRITERS) */
+    unsigned long long admission_wait_ns; /**< ... and how long */
+    unsigned long long admission_overruns; /**< ... and then ran anyway:
+                                        *   no admitted transaction had
+                                        *   finished for about 20 ms */
+    unsigned long long irrevocable_wait_ns; /**< time commits waited for
+                                        *   another process's irrevocable
+                                        *   transaction, and escalations
+                                        *   waited for their turn */
+    unsigned long long conflict_pages; /**< pages xConflicts() names */
+    unsigned long long conflicts_untracked; /**< conflict aborts on pages
+                                        *   beyond the 4096 it keeps, or
+                                        *   on no page */
+    unsigned long long pages_around;   /**< pages read-only transactions
+                                        *   (xbeginQuery()) of this process
+                                        *   mapped around a page they
+                                        *   faulted on: a query may map
+                                        *   any page its snapshot reads,
+                                        *   so one fault maps up to 64
+                                        *   (page-table access only) */
+    int writers;                       /**< XAC_WRITERS in effect (0: no
+                                        *   limit) */
+    int escalate_after;                /**< XAC_ESCALATE in effect (0:
+                                        *   never) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */
 int xStats(struct xac_stats *st);
+
+/** A page and the conflict aborts blamed on it (xConflicts()). */
+struct xac_conflict {
+    unsigned long long page;   /**< page number in the segment: byte
+                                *   offset / PAGESIZE */
+    unsigned long long aborts; /**< this process's transactions a conflict
+                                *   on the page aborted */
+};
+
+/** Which pages make this process's transactions abort, most aborts
+ * first.  Each conflict abort (xStats().conflict_aborts) is blamed on one
+ * page: the page whose writer word it lost, the page another transaction
+ * took from it, or the first page it had read that another transaction
+ * committed after its snapshot.  A program that knows what its pages
+ * hold (a tree's root, its inner nodes, an allocator record) can tell
+ * which of its records are hot spots.  Counts start at xInit().
+ *
+ * @param out room for @p n entries (may be NULL if n is 0).
+ * @param n how many to fill.
+ * @return the number of pages with conflicts counted (it may exceed n:
+ *     then out holds the n with the most aborts); XAC_ENOTINIT; XAC_EINVAL
+ *     if n is negative or out is NULL with n > 0; ENOMEM.
+ */
+int xConflicts(struct xac_conflict *out, int n);
 
 /** Describe a value returned by any LIBXAC function: 0, a status value, an
  * XAC_E* code or an errno value.  Never returns NULL; the string is static

@@ -29,6 +29,7 @@
 #include "xac_assert.h"
 #include "xac_atomic.h"
 #include "xac_commit.h"
+#include "xac_contend.h"
 #include "xac_gc.h"
 #include "xac_group.h"
 #include "xac_int.h"
@@ -87,7 +88,7 @@ void xcm_begin(struct xac_env *e)
     e->xe_tx.tx_snap = snap;
 }
 
-int xcm_stale(struct xac_env *e)
+uint32_t xcm_stale(struct xac_env *e)
 {
     struct xtxn *tx = &e->xe_tx;
     size_t i;
@@ -97,28 +98,33 @@ int xcm_stale(struct xac_env *e)
         return 0;
     for (i = 0; i < tx->tx_ntouched; i++)
         if (xseg_newest(&e->xe_seg, tx->tx_touched[i]) > tx->tx_snap)
-            return 1;
+            return tx->tx_touched[i] + 1;
     /* Kept pages are read without a fault, so any of them may be in the
      * readset.  (Only when a process attached while this transaction ran:
      * xbegin revokes kept pages otherwise.) */
     for (i = 0; i < tx->tx_nkept; i++)
         if ((tx->tx_pstate[tx->tx_kept[i]] & XP_KEPT) &&
             xseg_newest(&e->xe_seg, tx->tx_kept[i]) > tx->tx_snap)
-            return 1;
+            return tx->tx_kept[i] + 1;
     return 0;
 }
 
 int xcm_extend(struct xac_env *e)
 {
     uint64_t now = LD(&ch(e)->ch_commits);
+    uint32_t stale;
 
     /* The clock only grows. */
     XASSERT(now >= e->xe_tx.tx_snap);
     /* Every page read so far must still be current: then the reads are
      * those of the newer snapshot too (the timestamp extension of LSA and
      * TL2).  xcm_stale checks exactly that against the old snapshot. */
-    if (now == e->xe_tx.tx_snap || xcm_stale(e))
+    if (now == e->xe_tx.tx_snap)
         return 0;
+    if ((stale = xcm_stale(e)) != 0) {
+        xcn_blame(&e->xe_cn, stale - 1); /* the page that changed first */
+        return 0;
+    }
     e->xe_tx.tx_snap = now;
     ST(&myslot(e)->cs_snapshot, now);
     e->xe_tx.tx_extensions++;
@@ -170,9 +176,12 @@ static int owner_running(struct xac_env *e, uint64_t w, int check_alive)
     return 1;
 }
 
-static void doom(struct xac_env *e, uint64_t w)
+static void doom(struct xac_env *e, uint64_t w, uint32_t pg)
 {
-    ST(&xctl_slots(&e->xe_ctl)[OWNER_SLOT(w)].cs_doom, OWNER_ID(w));
+    struct xctl_slot *s = &xctl_slots(&e->xe_ctl)[OWNER_SLOT(w)];
+
+    ST(&s->cs_doom_pg, pg + 1);
+    ST(&s->cs_doom, OWNER_ID(w));
 }
 
 static void nap(unsigned us)
@@ -194,7 +203,13 @@ int xcm_acquire(struct xac_env *e, uint32_t pg)
             return 1;
         if (cur != 0 && owner_running(e, cur, 0)) {
             int win;
-            switch (tx->tx_policy) {
+            /* An irrevocable transaction wins every page, and nobody
+             * wins one from it (xac_contend.h), whatever the policies. */
+            int policy = e->xe_cn.cn_irrevocable ? XAC_POLICY_REQUESTER_WINS
+                         : xcn_is_irrevocable(&e->xe_ctl, OWNER_ID(cur))
+                             ? XAC_POLICY_SELF_ABORT
+                             : tx->tx_policy;
+            switch (policy) {
             case XAC_POLICY_OLDEST_WINS:
                 win = tx->tx_id < OWNER_ID(cur);
                 break;
@@ -216,10 +231,12 @@ int xcm_acquire(struct xac_env *e, uint32_t pg)
             if (!win && owner_running(e, cur, 1)) {
                 tx->tx_failed = 1;
                 tx->tx_conflict = 1;
+                xcn_blame(&e->xe_cn, pg);
+                xcn_lost_to(&e->xe_cn, OWNER_SLOT(cur), OWNER_ID(cur));
                 return 0;
             }
             if (win)
-                doom(e, cur);
+                doom(e, cur, pg);
         }
         if (__atomic_compare_exchange_n(wp, &cur, mine, 0, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST))
@@ -265,16 +282,29 @@ static int written(struct xac_env *e, uint32_t pg)
 }
 
 /* Take ch_lock and validate the transaction: 0 with the lock held, or
- * ABORTED (a conflict) or XAC_EIO (DURABLE: the log failed) without it. */
+ * ABORTED (a conflict) or XAC_EIO (DURABLE: the log failed) without it.
+ * While another process's transaction is irrevocable, nothing commits:
+ * wait for it first. */
 static int lock_valid(struct xac_env *e)
 {
-    xseg_lock(&e->xe_seg);
+    uint32_t stale;
+
+    for (;;) {
+        xseg_lock(&e->xe_seg);
+        if (!xcn_blocked(&e->xe_cn, &e->xe_ctl))
+            break;
+        xseg_unlock(&e->xe_seg);
+        xcn_wait_irrevocable(&e->xe_cn, &e->xe_ctl);
+    }
     if (e->xe_log.lg_durable && LD(&ch(e)->ch_log_failed)) {
         xseg_unlock(&e->xe_seg);
         return XAC_EIO;
     }
-    if (xcm_doomed(e) || xcm_stale(e)) {
+    stale = xcm_doomed(e) ? 0 : xcm_stale(e);
+    if (xcm_doomed(e) || stale != 0) {
         xseg_unlock(&e->xe_seg);
+        if (stale != 0)
+            xcn_blame(&e->xe_cn, stale - 1);
         e->xe_tx.tx_conflict = 1;
         return ABORTED;
     }
@@ -300,6 +330,7 @@ static int commit_direct(struct xac_env *e, uint64_t c)
     uint32_t g, next;
     int rc = 0, r;
 
+    xseg_drop_cache(sg);
     for (i = 0; i < n; i = j) {
         if (!written(e, t[i])) {
             j = i + 1;
@@ -325,6 +356,7 @@ static int commit_direct(struct xac_env *e, uint64_t c)
         ST(&pe->pe_head, 0);
         ST(&pe->pe_ts, c);
         ST(&pe->pe_newest, c);
+        xseg_note_change(sg, t[i], c);
     }
     return rc;
 }
@@ -393,6 +425,7 @@ static int commit_pool(struct xac_env *e, uint64_t c, size_t nw)
         ST(&pe->pe_head, f);
         ST(&pe->pe_newest, c);
         xseg_ring_push(sg, t[i]);
+        xseg_note_change(sg, t[i], c);
     }
     free(fl);
     return 0;
@@ -511,6 +544,7 @@ static int commit_durable(struct xac_env *e, size_t nw)
         xseg_unlock(sg);
         if (rc == 0)
             tx->tx_committed_at = c;
+        xcn_leave(&e->xe_cn, &e->xe_ctl);
         return rc;
     }
     ST(&h->ch_direct, 0);
@@ -527,6 +561,8 @@ static int commit_durable(struct xac_env *e, size_t nw)
     if (rc != 0)
         return rc;
     tx->tx_committed_at = c;
+    /* Published: others may be admitted while we wait for the log. */
+    xcn_leave(&e->xe_cn, &e->xe_ctl);
     /* Published: a transaction that writes these pages now reads our
      * versions, and its record follows ours in the log, so it cannot be
      * stable before ours.  Holding the words through the sync would only
@@ -590,5 +626,6 @@ int xcm_commit(struct xac_env *e)
     if ((++tx->tx_commits & 255) == 0)
         xctl_reap(&e->xe_ctl);
     xseg_unlock(sg);
+    xcn_leave(&e->xe_cn, &e->xe_ctl);
     return rc;
 }

@@ -17,8 +17,9 @@ void xcm_begin(struct xac_env *e);
 int xcm_acquire(struct xac_env *e, uint32_t pg);
 /* Has another transaction killed ours (policy)?  Async-signal-safe. */
 int xcm_doomed(struct xac_env *e);
-/* Does any touched or kept page have a version newer than the snapshot? */
-int xcm_stale(struct xac_env *e);
+/* Does any touched or kept page have a version newer than the snapshot?
+ * 1 + the first such page, or 0. */
+uint32_t xcm_stale(struct xac_env *e);
 /* Move the snapshot of the running transaction to the newest commit if
  * nothing it touched (or kept) changed since its snapshot.  Returns 1 if
  * it moved.  Async-signal-safe. */

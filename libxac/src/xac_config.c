@@ -47,6 +47,11 @@ const struct xcfg_var xcfg_vars[] = {
          "conflict policy (xSetPolicy)"),
     RANGE("XAC_BACKOFF_US", cf_backoff_us, 0, 4294967295ull, 0,
           "maximum backoff after a conflict abort, us (xSetPolicy)"),
+    /* 0: as many as CPUs; XCTL_SLOTS is more than ever run. */
+    RANGE("XAC_WRITERS", cf_writers, 0, 4096, 0,
+          "update transactions running at once; 0 = the CPUs, 4096 = all"),
+    RANGE("XAC_ESCALATE", cf_escalate, 0, 1000, 8,
+          "conflict aborts before a transaction runs irrevocable, 0 = never"),
     ENUM("XAC_SYNC", cf_sync, syncs,
          "how the log is made stable (xSetSyncMethod)"),
     SIZE("XAC_LOG_LIMIT", cf_log_limit, 4096, 1ull << 31, 64ull << 20,

@@ -18,6 +18,8 @@ struct xcfg {
     unsigned long long cf_working_mib;     /* XAC_WORKING_MIB */
     unsigned long long cf_policy;          /* XAC_POLICY */
     unsigned long long cf_backoff_us;      /* XAC_BACKOFF_US */
+    unsigned long long cf_writers;         /* XAC_WRITERS */
+    unsigned long long cf_escalate;        /* XAC_ESCALATE */
     unsigned long long cf_sync;            /* XAC_SYNC */
     unsigned long long cf_log_limit;       /* XAC_LOG_LIMIT, bytes */
     unsigned long long cf_commit_delay_us; /* XAC_COMMIT_DELAY_US */

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -208,6 +210,29 @@ void xctl_close(struct xctl *cx)
     cx->cx_fd = -1;
 }
 
+void xctl_forget_contention(struct xctl *cx, uint32_t slot)
+{
+    struct xctl_hdr *h = cx->cx_hdr;
+    struct xctl_slot *s = &ctl_slots(cx)[slot];
+    uint32_t mine = slot + 1;
+
+    if (__atomic_exchange_n(&s->cs_admitted, 0, __ATOMIC_SEQ_CST) != 0) {
+        __atomic_fetch_sub(&h->ch_writers, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&h->ch_admit_seq, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&h->ch_admit_waiters, __ATOMIC_SEQ_CST) != 0)
+            xos.futex(&h->ch_admit_seq, FUTEX_WAKE, 1, NULL);
+    }
+    if (__atomic_load_n(&h->ch_irrev, __ATOMIC_SEQ_CST) == mine) {
+        __atomic_store_n(&h->ch_irrev_txn, 0, __ATOMIC_SEQ_CST);
+        if (__atomic_compare_exchange_n(&h->ch_irrev, &mine, 0, 0,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            __atomic_fetch_add(&h->ch_irrev_seq, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&h->ch_irrev_waiters, __ATOMIC_SEQ_CST) != 0)
+                xos.futex(&h->ch_irrev_seq, FUTEX_WAKE, INT_MAX, NULL);
+        }
+    }
+}
+
 unsigned xctl_reap(struct xctl *cx)
 {
     struct xctl_slot *slots = ctl_slots(cx);
@@ -217,8 +242,10 @@ unsigned xctl_reap(struct xctl *cx)
     for (i = 0; i < hwm; i++) {
         if (slots[i].cs_state == XS_LIVE && !xctl_slot_alive(&slots[i])) {
             /* The owner died: its transaction (if any) is aborted by
-             * forgetting it; its writer words become stale. */
+             * forgetting it; its writer words become stale; it leaves
+             * the admitted writers and frees the irrevocable token. */
             __atomic_store_n(&slots[i].cs_txn, 0, __ATOMIC_SEQ_CST);
+            xctl_forget_contention(cx, i);
             __atomic_store_n(&slots[i].cs_state, XS_FREE, __ATOMIC_SEQ_CST);
             slots[i].cs_mapped = 0;
             slots[i].cs_pid = 0;

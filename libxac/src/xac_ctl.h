@@ -1,6 +1,6 @@
 /* xac_ctl.h: the shared control file "<xInit path>/xac.ctl".
  *
- * Layout, format 4 (docs/libxac-formats.md has the full description):
+ * Layout, format 5 (docs/libxac-formats.md has the full description):
  *
  *   offset 0      struct xctl_hdr, starting with magic and format
  *   ch_slotoff    ch_nslots process slots (struct xctl_slot, 64 bytes)
@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #define XCTL_MAGIC 0x4C434158u /* "XACL" in a little-endian dump */
-#define XCTL_FORMAT 4u
+#define XCTL_FORMAT 5u
 #define XCTL_NAME "xac.ctl"
 #define XCTL_SLOTS 4096u       /* process slots in a new file */
 #define XCTL_SLOTS_MIN XCTL_SLOTS
@@ -73,6 +73,21 @@ struct xctl_hdr {
      * disk's interrupts, a leader elsewhere is woken by an inter-processor
      * interrupt, twice per sync (xac_group.c, lead_elsewhere). */
     uint32_t ch_cpu_sync_us[XCTL_CPUS];
+    /* Format 5: contention management (xac_contend.c), on a cache line
+     * of its own.  ch_writers counts the update transactions admitted
+     * (XAC_WRITERS); a slot's cs_admitted says it counts in it, so that
+     * the reaper can take a dead process out (a hint: it may read low
+     * after deaths, never high).  ch_irrev is 1 + the slot of the process
+     * running the irrevocable transaction (XAC_ESCALATE), 0 none, and
+     * ch_irrev_txn that transaction's id: while it is set, no other
+     * commit publishes and no writer wins a page from it. */
+    int32_t ch_writers __attribute__((aligned(64)));
+    uint32_t ch_admit_seq;   /* futex word: bumped when a writer leaves */
+    uint32_t ch_admit_waiters; /* processes sleeping on ch_admit_seq */
+    uint32_t ch_irrev;       /* 1 + slot of the irrevocable transaction */
+    uint64_t ch_irrev_txn;   /* its id, 0 none */
+    uint32_t ch_irrev_seq;   /* futex word: bumped when ch_irrev is freed */
+    uint32_t ch_irrev_waiters; /* processes sleeping on ch_irrev_seq */
 };
 
 enum xctl_slot_state { XS_FREE = 0, XS_LIVE = 1 };
@@ -85,12 +100,13 @@ struct xctl_slot {
     uint64_t cs_snapshot;    /* commit clock its transaction reads at */
     uint64_t cs_doom;        /* id of its transaction another one killed */
     uint32_t cs_mapped;      /* it has the segment mapped */
-    uint32_t cs_pad;
+    uint32_t cs_doom_pg;     /* 1 + the page on which cs_doom was lost
+                              * (format 5; statistics only) */
     uint64_t cs_wait_end;    /* LSN its commit waits to be stable, 0 when
                               * it is not waiting (group commit) */
     uint32_t cs_cpu;         /* 1 + the CPU it last began or waited on, 0
                               * unknown (format 4) */
-    uint32_t cs_pad2;
+    uint32_t cs_admitted;    /* it counts in ch_writers (format 5) */
 };
 
 struct xctl {
@@ -113,6 +129,10 @@ void xctl_unlock(struct xctl *cx);
 /* Is the process that owns slot s alive (pid exists with the same start
  * time)?  Async-signal-safe. */
 int xctl_slot_alive(const struct xctl_slot *s);
+/* Take slot's process out of the contention state (xac_contend.c): out
+ * of the admitted writers, and its irrevocable token freed.  For a
+ * process that died; waiters are woken. */
+void xctl_forget_contention(struct xctl *cx, uint32_t slot);
 /* Free the slots of dead processes.  Call with ch_lock held.  Returns how
  * many were freed. */
 unsigned xctl_reap(struct xctl *cx);

@@ -69,7 +69,9 @@ static void apply_config(struct xac_env *e, const struct xcfg *cf)
 {
     e->xe_tx.tx_keep = (int)cf->cf_keep_pages;
     e->xe_tx.tx_policy = (int)cf->cf_policy;
-    e->xe_tx.tx_backoff_us = (unsigned)cf->cf_backoff_us;
+    xcn_init(&e->xe_cn, (unsigned)cf->cf_writers, (unsigned)cf->cf_escalate,
+             (unsigned)cf->cf_backoff_us,
+             (uint64_t)xos.getpid() * 0x9E3779B97F4A7C15ULL);
     e->xe_wp.wp_want = (int)cf->cf_uffd;
     e->xe_wp.wp_pte_want = (int)cf->cf_pte;
     e->xe_map.mp_reuse = (int)cf->cf_reuse;
@@ -126,7 +128,6 @@ int xInit(const char *path, int flags)
         }
     }
     e->xe_pid = xos.getpid();
-    e->xe_tx.tx_rand = (uint64_t)xos.getpid() * 0x9E3779B97F4A7C15ULL;
     e->xe_flags = flags;
     e->xe_inited = 1;
     return 0;

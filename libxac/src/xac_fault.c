@@ -32,6 +32,7 @@
 
 #include "xac_assert.h"
 #include "xac_commit.h"
+#include "xac_contend.h"
 #include "xac_fault.h"
 #include "xac_int.h"
 #include "xac_log.h"
@@ -165,6 +166,104 @@ static int load(struct xac_env *e, uint32_t pg)
     return rc;
 }
 
+/* Under page-table access, a query's read fault also maps the pages
+ * around it, in an aligned window of XFLT_AROUND pages (when pages are
+ * kept).  A query has no
+ * readset to keep small and never validates: any page may be mapped
+ * that holds the version its snapshot reads, and then one fault, one
+ * pread per run of versions in the data file and one UFFDIO_CONTINUE
+ * per run do what a fault per page did.  A B+-tree's
+ * nodes lie in the file in the order they were allocated, not in key
+ * order, so the pages around one search are other searches' pages.
+ * They join the kept pages at once (they are no part of the query), so
+ * the query's end keeps them and a later transaction revokes those that
+ * commits changed (xac_txn.c). */
+#define XFLT_AROUND 64u
+
+/* Copy in the snapshot versions of pages [a, b), which the working
+ * memory neither maps nor holds: one pread for each run whose versions
+ * are in the data file, load() for the others.  0 or an errno value. */
+static int load_run(struct xac_env *e, uint32_t a, uint32_t b)
+{
+    struct xmap *mp = &e->xe_map;
+    uint64_t snap = e->xe_tx.tx_snap, newest[XFLT_AROUND];
+    uint32_t p = a, q, i;
+    unsigned sh = e->xe_pshift;
+    int rc;
+
+    while (p < b) {
+        if (xseg_find(&e->xe_seg, p, snap) != 0) {
+            if ((rc = load(e, p)) != 0)
+                return rc;
+            p++;
+            continue;
+        }
+        /* As in load(): each stamp before the copy. */
+        for (q = p; q < b && xseg_find(&e->xe_seg, q, snap) == 0; q++)
+            newest[q - a] = xseg_newest(&e->xe_seg, q);
+        rc = xos_read_all(mp->mp_fd, mp->mp_back + ((size_t)p << sh),
+                          (size_t)(q - p) << sh, (off_t)p << sh, 1);
+        for (i = p; i < q; i++)
+            mp->mp_have[i] =
+                rc == 0 && newest[i - a] <= snap ? newest[i - a] + 1 : 0;
+        if (rc != 0)
+            return rc;
+        mp->mp_loaded += q - p;
+        p = q;
+    }
+    return 0;
+}
+
+/* Map pages [a, b) write-protected (none is mapped yet).  0, or -1
+ * with none of them mapped: a page mapped but not known as kept would
+ * never be revoked. */
+static int open_run(struct xac_env *e, uint32_t a, uint32_t b)
+{
+    uint32_t p;
+
+    if (xwp_map_run(&e->xe_wp, a, b - a) == 0)
+        return 0;
+    for (p = a; p < b; p++) { /* before Linux 6.6, or some page mapped */
+        if (xwp_map(&e->xe_wp, p, 1) != 0) {
+            AZ(xwp_revoke(&e->xe_wp, a, b - a));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* After a query's read fault on pg: map the window around it. */
+static void fault_around(struct xac_env *e, uint32_t pg)
+{
+    struct xtxn *tx = &e->xe_tx;
+    uint32_t lo = pg & ~(XFLT_AROUND - 1), hi = lo + XFLT_AROUND, a, b, p;
+
+    if (hi > e->xe_map.mp_npages)
+        hi = e->xe_map.mp_npages;
+    for (a = lo; a < hi; a = b) {
+        /* A run of pages neither touched nor kept. */
+        while (a < hi && (tx->tx_pstate[a] & (XP_LEVEL | XP_KEPT)) != 0)
+            a++;
+        for (b = a; b < hi && (tx->tx_pstate[b] & (XP_LEVEL | XP_KEPT)) == 0;
+             b++)
+            ;
+        if (a == b)
+            continue;
+        /* Best effort: a page that fails faults later like any other. */
+        if (load_run(e, a, b) != 0 || open_run(e, a, b) != 0)
+            return;
+        for (p = a; p < b; p++) {
+            if (!(tx->tx_pstate[p] & XP_LISTED)) {
+                XASSERT(tx->tx_nkept < tx->tx_tcap);
+                tx->tx_kept[tx->tx_nkept++] = p;
+            }
+            tx->tx_pstate[p] |= (uint8_t)(XP_KEPT | XP_LISTED |
+                                          (e->xe_wp.wp_pte ? XP_WP : 0));
+        }
+        e->xe_flt.ft_around += b - a;
+    }
+}
+
 /* Grant mode want on the whole span [lo, hi) around the page: every page
  * in it joins the readset (or writeset), which only costs false conflicts.
  * Pages granted write but never written are written back unchanged.  The
@@ -237,6 +336,7 @@ int xflt_grant(uint32_t pg, int want, int by_wp)
         !xcm_extend(e)) {
         tx->tx_failed = 1;
         tx->tx_conflict = 1;
+        xcn_blame(&e->xe_cn, pg);
     }
     if (!holds_version(cur) && (rc = load(e, pg)) != 0)
         return rc;
@@ -371,6 +471,9 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
                 "(xbeginQuery)\n");
         } else if (xflt_grant(pg, want, by_wp) == 0) {
             e->xe_flt.ft_faults++;
+            if (!tx->tx_update && tx->tx_keep && want == XP_READ &&
+                e->xe_wp.wp_pte)
+                fault_around(e, pg);
             errno = saved;
             return;
         } else {

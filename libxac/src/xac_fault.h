@@ -11,6 +11,8 @@ struct xfault {
     struct sigaction ft_oldbus;  /* the same for SIGBUS */
     unsigned long ft_faults;     /* faults that granted access (stats) */
     unsigned long ft_escalations; /* coarse grants after ENOMEM (stats) */
+    unsigned long ft_around;     /* pages a query's faults mapped around
+                                  * the faulting page (stats) */
     unsigned long ft_reused;     /* loads skipped: the working memory held
                                   * the version already (stats) */
 };

@@ -22,6 +22,8 @@ static int frame_to_data(struct xseg *sg, int datafd, uint32_t f,
 {
     int rc = xos_read_all(sg->sg_poolfd, sg->sg_buf, sg->sg_psize,
                           (off_t)f << sg->sg_pshift, 0);
+    if (datafd == sg->sg_datafd)
+        xseg_drop_cache(sg);
     if (rc == 0)
         rc = xos_write_all(datafd, sg->sg_buf, sg->sg_psize,
                            (off_t)pg << sg->sg_pshift);

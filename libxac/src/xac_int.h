@@ -8,6 +8,8 @@
  *   xac_fault.c   SIGSEGV/SIGBUS handler, granting      xflt_, ft_
  *   xac_commit.c  snapshots, writer words, validation,  xcm_
  *                 the commit (calls store and log)
+ *   xac_contend.c admission, escalation, backoff,       xcn_, cn_
+ *                 conflict statistics
  *   xac_stats.c   xStats
  * The others see only their own part (their header) and the control file:
  *   xac_seg.c     version store: attach, detach, repair xseg_, sg_ (and the
@@ -34,6 +36,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "xac_contend.h"
 #include "xac_ctl.h"
 #include "xac_fault.h"
 #include "xac_log.h"
@@ -52,6 +55,7 @@ struct xac_env {
     struct xctl xe_ctl;       /* shared control file */
     struct xmap xe_map;       /* the mapped file, the working memory */
     struct xtxn xe_tx;        /* the transaction */
+    struct xcontend xe_cn;    /* contention management */
     struct xfault xe_flt;     /* the fault handler */
     struct xwp xe_wp;         /* userfaultfd access control */
     struct xseg xe_seg;       /* the version store */

@@ -40,6 +40,7 @@ void xlog_init(struct xlog *lg, struct xctl *cx, const char *dir,
     lg->lg_delay_us = (unsigned)cf->cf_commit_delay_us;
     lg->lg_limit = cf->cf_log_limit;
     lg->lg_by_cpu = (int)cf->cf_lead_by_cpu;
+    lg->lg_cpus = xos_cpus();
     /* 512-byte blocks first: direct_write moves to page-sized ones if the
      * file system wants them. */
     lg->lg_dalign = cf->cf_log_direct ? 512 : 0;

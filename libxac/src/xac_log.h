@@ -63,6 +63,7 @@ struct xlog {
     unsigned lg_delay_us;     /* a leader waits up to this for others */
     int lg_by_cpu;            /* XAC_LEAD_BY_CPU: leave the lead to a
                                * process on a CPU with faster syncs */
+    unsigned lg_cpus;         /* CPUs this process may run on */
     /* The log file appended to (xac_logfile.c). */
     int lg_fd;                /* log file number lg_fno, or -1 */
     uint32_t lg_fno;

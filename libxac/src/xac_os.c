@@ -152,6 +152,16 @@ int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof)
     return 0;
 }
 
+unsigned xos_cpus(void)
+{
+    cpu_set_t set;
+    int n = 0;
+
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
 const char *xos_proc_stat(pid_t pid, char *buf, size_t n)
 {
     char path[64];

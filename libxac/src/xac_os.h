@@ -59,9 +59,9 @@ struct xos_table {
      * asks for POSIX_FADV_RANDOM: readahead would fill the page cache with
      * large folios, and every 4 KiB write into one costs several times a
      * write into a page (ext4 on Linux 6.18: 12 us against 3 us).  The
-     * first process to map the file also drops its cached pages
-     * (POSIX_FADV_DONTNEED, xac_seg.c): folios read ahead earlier keep a
-     * readahead mark that POSIX_FADV_RANDOM does not disarm. */
+     * first write into the file after its store was made drops its cached
+     * pages (POSIX_FADV_DONTNEED, xac_seg.c): folios read ahead earlier
+     * keep a readahead mark that POSIX_FADV_RANDOM does not disarm. */
     int (*fadvise)(int fd, off_t off, off_t len, int advice);
 };
 
@@ -78,6 +78,9 @@ int xos_write_all(int fd, const void *src, size_t len, off_t off);
  * and EINTR.  Past the end of the file: zeros if zero_past_eof, else EIO.
  * 0 or an errno value.  Async-signal-safe. */
 int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof);
+
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+unsigned xos_cpus(void);
 
 /* Read /proc/<pid>/stat into buf (n bytes): a pointer to the ')' that
  * ends the command name (field 2; the fields after it follow, each after

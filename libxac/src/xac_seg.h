@@ -20,9 +20,13 @@
  *   publishes in the control file, ch_log_dstamp and ch_log_failed.  It
  *   never calls the log; the commit protocol (xac_commit.c) calls both.
  *
- * Shared layout of "xac.seg" (format 1): struct xseg_hdr, page table (one
+ * Shared layout of "xac.seg" (format 2): struct xseg_hdr, page table (one
  * struct xpe per page), frame table (struct xfr per frame), ring of pages
- * that have pool versions (GC order).  It is mapped MAP_SHARED and is
+ * that have pool versions (GC order), and the change ring: the last
+ * sh_chg_cap (page, stamp) pairs that commits published, in commit
+ * order, so that a process whose pages hold the versions current at one
+ * stamp can find the ones a later snapshot no longer reads (kept pages,
+ * xac_txn.c) without looking at each.  It is mapped MAP_SHARED and is
  * sparse: only entries that are used take disk blocks.  ch_lock (in
  * xac.ctl) guards everything but pe_owner (compare-and-swap) and the cs_
  * fields a process sets for itself.  Readers walk chains without the lock.
@@ -38,7 +42,13 @@
 #include "xac_ctl.h"
 
 #define XSEG_MAGIC 0x47455358u /* "XSEG" in a little-endian dump */
-#define XSEG_FORMAT 1u
+#define XSEG_FORMAT 2u
+/* Entries of the change ring: 4 per page of the segment, at least
+ * XSEG_CHANGES_MIN and at most XSEG_CHANGES_MAX (1 MiB).  A process
+ * whose kept pages are older than the ring reaches revokes them all,
+ * which for a small segment costs little more than the ring. */
+#define XSEG_CHANGES_MIN 1024u
+#define XSEG_CHANGES_MAX 65536u
 #define XSEG_NAME "xac.seg"
 #define XPOOL_NAME "xac.pool"
 #define XSEG_PATHMAX 4096
@@ -62,8 +72,23 @@ struct xseg_hdr {
     uint32_t sh_limbo_tail;
     uint64_t sh_ring_head;  /* ring FIFO positions (mod npages + 1) */
     uint64_t sh_ring_tail;
+    uint64_t sh_chgoff;     /* offset of the change ring (format 2) */
+    uint64_t sh_chg_cap;    /* its entries */
+    uint64_t sh_chg_head;   /* entries appended to it so far; entry i is
+                             * at i % sh_chg_cap */
+    uint32_t sh_dropped;    /* the data file's cache was dropped before
+                             * the first write into it (xseg_drop_cache) */
+    uint32_t sh_pad;
     char sh_path[XSEG_PATHMAX]; /* data file, for recovery by the next
                                  * first process */
+};
+
+/* An entry of the change ring: commit stamp cg_stamp published a version
+ * of page cg_page. */
+struct xchg {
+    uint64_t cg_stamp;
+    uint32_t cg_page;
+    uint32_t cg_pad;
 };
 
 struct xpe {
@@ -104,6 +129,7 @@ struct xseg {
     struct xpe *sg_pt;        /* page table, one entry per page */
     struct xfr *sg_fr;        /* frame table, one entry per pool frame */
     uint32_t *sg_ring;        /* pages that have pool versions (FIFO) */
+    struct xchg *sg_chg;      /* the change ring */
     char *sg_buf;             /* one page, for copying versions */
     unsigned sg_reap;         /* a dead process was seen: reap slots at the
                                * next xseg_lock */
@@ -133,6 +159,14 @@ void xseg_attach_fail(struct xseg *sg);
  * stamp up to which it holds every commit).  0 or the errno value of a
  * failed write.  The store stays mapped: xseg_unmap releases it. */
 int xseg_leave(struct xseg *sg, int *last, int *failed, uint64_t *lim);
+/* Call fn(arg, pg) for every page that a commit with stamp in (from, to]
+ * published a version of (possibly more than once, and possibly for a
+ * few pages of later stamps), without ch_lock.  0, or -1 if the change
+ * ring no longer reaches back to from: then the caller must assume every
+ * page changed.  to must be a stamp the caller read from the commit
+ * clock before calling.  Async-signal-safe. */
+int xseg_changes(const struct xseg *sg, uint64_t from, uint64_t to,
+                 void (*fn)(void *arg, uint32_t pg), void *arg);
 /* Unmap and close the store (no shared state changes). */
 void xseg_unmap(struct xseg *sg);
 /* Take ch_lock; repair the store if its last owner died holding it, and
@@ -202,6 +236,23 @@ static inline void xseg_ring_push(struct xseg *sg, uint32_t pg)
     sg->sg_pt[pg].pe_ring = 1;
     h->sh_ring_tail++;
 }
+
+/* A commit with stamp c publishes a version of pg: note it in the change
+ * ring, before the clock says c (readers trust entries below the head
+ * they read after the clock). */
+static inline void xseg_note_change(struct xseg *sg, uint32_t pg, uint64_t c)
+{
+    struct xseg_hdr *h = sg->sg_hdr;
+    struct xchg *cg = &sg->sg_chg[h->sh_chg_head % h->sh_chg_cap];
+
+    ST(&cg->cg_page, pg);
+    ST(&cg->cg_stamp, c);
+    ST(&h->sh_chg_head, h->sh_chg_head + 1);
+}
+
+/* Before a write into the data file, under ch_lock: the first since the
+ * store was made drops the file's cached pages (xac_seg.c says why). */
+void xseg_drop_cache(struct xseg *sg);
 
 /* A free frame, or 0 if the pool is full. */
 static inline uint32_t xseg_frame_alloc(struct xseg *sg)

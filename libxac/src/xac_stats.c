@@ -1,4 +1,6 @@
 /* xac_stats.c: xStats, the counters of every module in one struct. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xac.h"
@@ -10,6 +12,7 @@ int xStats(struct xac_stats *st)
     struct xac_env *e = &xac_env;
     const struct xtxn *tx = &e->xe_tx;
     const struct xlog *lg = &e->xe_log;
+    const struct xcontend *cn = &e->xe_cn;
     struct xctl_hdr *h;
     size_t i;
 
@@ -42,5 +45,53 @@ int xStats(struct xac_stats *st)
     st->log_deferred = lg->lg_deferred;
     st->pages_reused = e->xe_flt.ft_reused;
     st->page_table_access = e->xe_wp.wp_pte;
+    st->conflict_aborts = cn->cn_aborts;
+    st->retries_max = cn->cn_retry_max;
+    st->aborted_ns = cn->cn_aborted_ns;
+    st->backoff_ns = cn->cn_backoff_ns;
+    st->escalations = cn->cn_escalations;
+    st->admission_waits = cn->cn_admit_waits;
+    st->admission_wait_ns = cn->cn_admit_ns;
+    st->admission_overruns = cn->cn_admit_overruns;
+    st->irrevocable_wait_ns = cn->cn_irrev_ns;
+    st->conflict_pages = cn->cn_npages;
+    st->pages_around = e->xe_flt.ft_around;
+    st->conflicts_untracked = cn->cn_untracked;
+    st->writers = (int)cn->cn_writers;
+    st->escalate_after = (int)cn->cn_escalate;
     return 0;
+}
+
+static int by_aborts(const void *a, const void *b)
+{
+    const struct xac_conflict *x = a, *y = b;
+
+    if (x->aborts != y->aborts)
+        return x->aborts < y->aborts ? 1 : -1;
+    return (x->page > y->page) - (x->page < y->page);
+}
+
+int xConflicts(struct xac_conflict *out, int n)
+{
+    const struct xcontend *cn = &xac_env.xe_cn;
+    struct xac_conflict *all;
+    size_t i, k = 0;
+
+    if (n < 0 || (out == NULL && n > 0))
+        return XAC_EINVAL;
+    if (!xac_env.xe_inited)
+        return XAC_ENOTINIT;
+    if (n == 0 || cn->cn_npages == 0)
+        return (int)cn->cn_npages;
+    all = malloc(cn->cn_npages * sizeof *all);
+    if (all == NULL)
+        return ENOMEM;
+    for (i = 0; i < XCN_PAGES; i++)
+        if (cn->cn_pages[i].cp_pg1 != 0)
+            all[k++] = (struct xac_conflict){cn->cn_pages[i].cp_pg1 - 1,
+                                             cn->cn_pages[i].cp_aborts};
+    qsort(all, k, sizeof *all, by_aborts);
+    memcpy(out, all, (k < (size_t)n ? k : (size_t)n) * sizeof *all);
+    free(all);
+    return (int)k;
 }

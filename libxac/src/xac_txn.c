@@ -19,15 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "xac.h"
 #include "xac_assert.h"
 #include "xac_commit.h"
+#include "xac_contend.h"
 #include "xac_group.h"
 #include "xac_int.h"
 #include "xac_log.h"
 #include "xac_os.h"
+#include "xac_seg.h"
 #include "xac_wp.h"
 
 /* Above this many runs, one mprotect over the whole span is cheaper. */
@@ -147,6 +148,63 @@ static void drop_kept(struct xac_env *e)
     tx->tx_nkept = 0;
 }
 
+/* A kept page that a commit changed: no longer kept, and listed in
+ * tx_touched (empty at xbegin) for revoke_changed. */
+static void note_changed(void *arg, uint32_t pg)
+{
+    struct xtxn *tx = arg;
+
+    if (!(tx->tx_pstate[pg] & XP_KEPT))
+        return;
+    tx->tx_pstate[pg] &= (uint8_t)~XP_KEPT;
+    XASSERT(tx->tx_ntouched < tx->tx_tcap);
+    tx->tx_touched[tx->tx_ntouched++] = pg;
+}
+
+/* At xbegin: kept pages hold the versions current at tx_kept_stamp;
+ * revoke those that commits up to the new snapshot changed (the change
+ * ring, xac_seg.h, names them), so that the others are what the snapshot
+ * reads.  If the ring no longer reaches back, revoke them all. */
+static void revoke_changed(struct xac_env *e)
+{
+    struct xtxn *tx = &e->xe_tx;
+    size_t i, j;
+    int rc = 0;
+
+    XASSERT(tx->tx_ntouched == 0);
+    if (xseg_changes(&e->xe_seg, tx->tx_kept_stamp, tx->tx_snap,
+                     note_changed, tx) != 0) {
+        for (i = 0; i < tx->tx_ntouched; i++)
+            tx->tx_pstate[tx->tx_touched[i]] |= XP_KEPT;
+        tx->tx_ntouched = 0;
+        drop_kept(e);
+        return;
+    }
+    qsort(tx->tx_touched, tx->tx_ntouched, sizeof *tx->tx_touched, cmp_u32);
+    /* One revocation per run, never over a span: the kept pages between
+     * runs stay. */
+    for (i = 0; i < tx->tx_ntouched && rc == 0; i = j) {
+        for (j = i + 1; j < tx->tx_ntouched &&
+                        tx->tx_touched[j] == tx->tx_touched[j - 1] + 1;
+             j++)
+            ;
+        if (e->xe_wp.wp_pte)
+            rc = xwp_revoke(&e->xe_wp, tx->tx_touched[i], j - i);
+        else
+            rc = xos.mprotect(e->xe_map.mp_base +
+                                  ((size_t)tx->tx_touched[i] << e->xe_pshift),
+                              (j - i) << e->xe_pshift, PROT_NONE);
+    }
+    tx->tx_ntouched = 0;
+    if (rc != 0) {
+        /* If the kernel refuses, the whole segment is one mapping. */
+        revoke_all(e);
+        for (i = 0; i < tx->tx_nkept; i++)
+            tx->tx_pstate[tx->tx_kept[i]] &= (uint8_t)~(XP_KEPT | XP_LISTED);
+        tx->tx_nkept = 0;
+    }
+}
+
 /* Forget which versions the working memory holds (xac_fault.c, load). */
 static void forget_contents(struct xac_env *e)
 {
@@ -234,13 +292,12 @@ static void keep_pages(struct xac_env *e, int ok)
     tx->tx_tsorted = 1;
     /* Kept pages hold the versions current at the snapshot, or at our
      * commit if it came right after it; otherwise another process
-     * committed in between, and the next xbegin revokes them. */
-    if (tx->tx_committed_at == 0)
-        tx->tx_kept_stamp = tx->tx_snap;
-    else if (tx->tx_committed_at == tx->tx_snap + 1)
+     * committed in between, and the next xbegin revokes what changed
+     * after the snapshot (our own commit's pages too, needlessly). */
+    if (tx->tx_committed_at == tx->tx_snap + 1)
         tx->tx_kept_stamp = tx->tx_committed_at;
     else
-        tx->tx_kept_stamp = UINT64_MAX;
+        tx->tx_kept_stamp = tx->tx_snap;
 }
 
 /* Our commit published the written pages as versions tx_committed_at:
@@ -267,7 +324,9 @@ static int txn_finish(int commit)
         rc = xcm_commit(e);
     if (tx->tx_committed_at != 0)
         name_written(e);
-    if (tx->tx_keep && xcm_alone(e))
+    /* A query's pages hold versions of its snapshot whoever else runs:
+     * kept, the next transaction revokes only those commits changed. */
+    if (tx->tx_keep && (!tx->tx_update || xcm_alone(e)))
         keep_pages(e, commit && rc == 0);
     else
         release_pages(e);
@@ -299,41 +358,29 @@ static int txn_start(int query)
     tx->tx_conflict = 0;
     xlog_forget_before(&e->xe_log);
     tx->tx_update = !query;
+    if (!query)
+        xcn_enter(&e->xe_cn, &e->xe_ctl);
     xcm_begin(e);
+    if (!query)
+        xcn_began(&e->xe_cn, &e->xe_ctl, tx->tx_id);
     if (e->xe_log.lg_durable)
         xgrp_note_cpu(&e->xe_log); /* for a sibling choosing the leader */
-    /* One look at the other slots serves both uses below. */
-    alone = (tx->tx_nkept > 0 || e->xe_wp.wp_fd >= 0) && xcm_alone(e);
+    /* One look at the other slots serves both uses below.  A query keeps
+     * its pages whether or not it is alone; it looks only to write-protect
+     * what it reads (wp_now), which page-table access always does. */
+    alone = (tx->tx_nkept > 0 || e->xe_wp.wp_fd >= 0) &&
+            (!query || !e->xe_wp.wp_pte) && xcm_alone(e);
     e->xe_wp.wp_now = e->xe_wp.wp_fd >= 0 && tx->tx_keep && alone;
-    /* Kept pages are valid only if nobody else committed since they were
-     * (and stay so only while nobody else is attached). */
-    if (tx->tx_nkept > 0 && (tx->tx_snap != tx->tx_kept_stamp || !alone))
+    /* Kept pages may be read without a fault.  An update transaction
+     * while others are attached would not see those reads: it takes every
+     * page afresh.  Otherwise revoke the pages commits changed since. */
+    if (tx->tx_nkept > 0 && !alone && !query)
         drop_kept(e);
+    else if (tx->tx_nkept > 0 && tx->tx_snap != tx->tx_kept_stamp)
+        revoke_changed(e);
     tx->tx_qdepth = query ? 1 : 0;
     tx->tx_depth = 1;
     return 0;
-}
-
-/* Randomized exponential backoff after a conflict abort. */
-static void backoff(struct xac_env *e)
-{
-    struct xtxn *tx = &e->xe_tx;
-    uint64_t lim, us;
-    struct timespec ts;
-
-    if (tx->tx_backoff_us == 0)
-        return;
-    if (tx->tx_aborts < 30)
-        tx->tx_aborts++;
-    lim = (uint64_t)1 << tx->tx_aborts;
-    if (lim > tx->tx_backoff_us)
-        lim = tx->tx_backoff_us;
-    tx->tx_rand = tx->tx_rand * 6364136223846793005ULL +
-                  1442695040888963407ULL + (uint64_t)e->xe_ctl.cx_slot;
-    us = (tx->tx_rand >> 33) % (lim + 1);
-    ts.tv_sec = (time_t)(us / 1000000);
-    ts.tv_nsec = (long)(us % 1000000) * 1000L;
-    xos.nanosleep(&ts, NULL);
 }
 
 static int txn_stop(int query)
@@ -360,14 +407,13 @@ static int txn_stop(int query)
     commit = !tx->tx_failed && !query;
     rc = txn_finish(commit);
     tx->tx_depth = 0;
+    if (tx->tx_update)
+        xcn_end(&e->xe_cn, &e->xe_ctl, tx->tx_id, commit && rc == 0,
+                (tx->tx_conflict && rc != XAC_EIO) || rc == ABORTED);
     if (rc == XAC_EIO)
         return rc;
-    if (rc == ABORTED || rc == XAC_EFULL || (!commit && !query)) {
-        if (tx->tx_conflict || rc == ABORTED)
-            backoff(e);
+    if (rc == ABORTED || rc == XAC_EFULL || (!commit && !query))
         return rc == XAC_EFULL ? rc : ABORTED;
-    }
-    tx->tx_aborts = 0;
     if (rc != 0)
         return rc;
     return COMMITTED;
@@ -467,6 +513,6 @@ int xSetPolicy(int policy, unsigned backoff_us)
     if (tx->tx_depth > 0)
         return XAC_EINTXN;
     tx->tx_policy = policy;
-    tx->tx_backoff_us = backoff_us;
+    e->xe_cn.cn_backoff_us = backoff_us;
     return 0;
 }

@@ -53,10 +53,7 @@ struct xtxn {
     uint64_t tx_committed_at; /* stamp the last commit published, 0 if it
                                * published nothing */
 
-    int tx_policy;            /* XAC_POLICY_* */
-    unsigned tx_backoff_us;   /* maximum backoff after an abort, 0 = off */
-    unsigned tx_aborts;       /* consecutive conflict aborts (backoff) */
-    uint64_t tx_rand;         /* backoff random state */
+    int tx_policy;            /* XAC_POLICY_* (its backoff: xac_contend.h) */
 
     unsigned long tx_commits;    /* commits by this process (stats) */
     unsigned long tx_direct;     /* ... of them written in place (stats) */

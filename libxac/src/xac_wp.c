@@ -198,6 +198,22 @@ int xwp_map(struct xwp *wp, uint32_t pg, int wprot)
     return wprot && c.mode == 0 ? xwp_protect(wp, pg, 1, 1) : 0;
 }
 
+int xwp_map_run(struct xwp *wp, uint32_t pg, size_t n)
+{
+    struct uffdio_continue c;
+
+    if (!wp->wp_cont) {
+        errno = EINVAL; /* the caller maps them one by one */
+        return -1;
+    }
+    memset(&c, 0, sizeof c);
+    c.range.start =
+        (unsigned long)(wp->wp_base + ((size_t)pg << wp->wp_pshift));
+    c.range.len = n << wp->wp_pshift;
+    c.mode = UFFDIO_CONTINUE_MODE_WP;
+    return xos.ioctl(wp->wp_fd, UFFDIO_CONTINUE, &c);
+}
+
 int xwp_revoke(struct xwp *wp, uint32_t pg, size_t n)
 {
     return xos.madvise(wp->wp_base + ((size_t)pg << wp->wp_pshift),

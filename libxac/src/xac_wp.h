@@ -37,6 +37,9 @@ int xwp_protect(struct xwp *wp, uint32_t pg, size_t n, int on);
 /* wp_pte: map page pg, write-protected if wprot (a page mapped already
  * only gets that protection).  0 or -1 (errno set).  Async-signal-safe. */
 int xwp_map(struct xwp *wp, uint32_t pg, int wprot);
+/* wp_pte: map n pages from pg, none of them mapped, write-protected.  0
+ * or -1 (errno set).  Async-signal-safe. */
+int xwp_map_run(struct xwp *wp, uint32_t pg, size_t n);
 /* wp_pte: drop the entries of n pages from pg; their contents stay.  0 or
  * -1 (errno set). */
 int xwp_revoke(struct xwp *wp, uint32_t pg, size_t n);

@@ -33,6 +33,8 @@ static const struct values cases[] = {
      {"self-abort", "oldest-wins", "requester-wins", "polite"}},
     {"XAC_BACKOFF_US", {"abc", "-1", "4294967296", "10us", NULL},
      {"0", "100", "4294967295", NULL}},
+    {"XAC_WRITERS", {"4097", "-1", "cpus", "2 ", NULL}, {"0", "1", "4096", NULL}},
+    {"XAC_ESCALATE", {"1001", "never", "-8", NULL}, {"0", "8", "1000", NULL}},
     {"XAC_SYNC", {"fsink", "FSYNC", "fdatasync ", "0", NULL},
      {"fdatasync", "fsync", "dsync", NULL}},
     {"XAC_LOG_LIMIT", {"4095", "2147483649", "3G", "64MB", "1T", NULL},
@@ -168,7 +170,7 @@ int main(void)
     check_manual(manual);
     tu_tmpdir();
 
-    test_cond("the table has the 12 variables", xcfg_nvars == 12);
+    test_cond("the table has the 14 variables", xcfg_nvars == 14);
     test_cond("xEnvError before any refusal", xEnvError() == NULL);
     for (i = 0; i < xcfg_nvars; i++) {
         v = &xcfg_vars[i];

@@ -21,9 +21,13 @@
  *    version chain.
  *
  * Each process uses a different conflict policy (self-abort, oldest-wins,
- * requester-wins, polite) with backoff.  It prints how many transactions
- * it verified.  Knobs: XAC_SERIAL_SECS (default 2; 0.5 under valgrind),
- * XAC_SERIAL_PROCS (default 4).
+ * requester-wins, polite) with backoff, under admission (XAC_WRITERS) and
+ * escalation (XAC_ESCALATE): also checked, 5., that no process aborted
+ * more than XAC_ESCALATE times in a row (the progress bound).  It prints
+ * how many transactions it verified.  Knobs: XAC_SERIAL_SECS (default 2;
+ * 0.5 under valgrind), XAC_SERIAL_PROCS (default 16; 4 under valgrind),
+ * XAC_SERIAL_MIN (fail unless at least this many were verified; make
+ * serial-long runs a million).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -91,6 +95,8 @@ static void declare(char *base, int mode)
 
 struct child_stats {
     uint64_t commits, aborts, queries, inconsistent;
+    uint64_t escalations, retries_max, escalate_after;
+    uint64_t full; /* aborts with XAC_EFULL */
 };
 
 static void child(int k, double secs)
@@ -188,11 +194,22 @@ static void child(int k, double secs)
             fwrite(&r, sizeof r, 1, log);
         } else if (rc == ABORTED) {
             cs.aborts++;
+        } else if (rc == XAC_EFULL) {
+            /* Aborted too: a process descheduled inside a transaction
+             * keeps every version since its snapshot, and the 8 pages'
+             * pool holds 4,112. */
+            cs.aborts++;
+            cs.full++;
         } else {
+            fprintf(stderr, "test_08: xend returned %s\n", xStrerror(rc));
+            fflush(log);
             _exit(15);
         }
     }
     fclose(log);
+    cs.escalations = tu_stats().escalations;
+    cs.retries_max = tu_stats().retries_max;
+    cs.escalate_after = (uint64_t)tu_stats().escalate_after;
     snprintf(name, sizeof name, "stats.%d", k);
     log = fopen(name, "w");
     if (log == NULL || fwrite(&cs, sizeof cs, 1, log) != 1)
@@ -369,7 +386,8 @@ int main(void)
 {
     const char *e;
     double secs = tu_valgrind() ? 0.5 : 2.0;
-    int nproc = 4, k, st, allok = 1;
+    int nproc = tu_valgrind() ? 4 : 16, k, st, allok = 1, bounded = 1;
+    unsigned long long min = 1;
     pid_t pids[MAXP];
     char *base, name[64], why[256] = "";
     struct child_stats cs, tot;
@@ -383,7 +401,9 @@ int main(void)
     if ((e = getenv("XAC_SERIAL_PROCS")) != NULL)
         nproc = atoi(e);
     if (nproc < 1 || nproc > MAXP)
-        nproc = 4;
+        nproc = 16;
+    if ((e = getenv("XAC_SERIAL_MIN")) != NULL)
+        min = strtoull(e, NULL, 10);
     vg = tu_valgrind();
     tu_tmpdir();
 
@@ -424,6 +444,13 @@ int main(void)
             tot.aborts += cs.aborts;
             tot.queries += cs.queries;
             tot.inconsistent += cs.inconsistent;
+            tot.full += cs.full;
+            tot.escalations += cs.escalations;
+            if (cs.retries_max > tot.retries_max)
+                tot.retries_max = cs.retries_max;
+            bounded &= cs.escalate_after == 0 ||
+                       cs.retries_max <= cs.escalate_after;
+            tot.escalate_after = cs.escalate_after;
         }
         if (f != NULL)
             fclose(f);
@@ -435,6 +462,14 @@ int main(void)
     test_cond("no transaction (committed or aborted) saw an inconsistent "
               "snapshot",
               tot.inconsistent == 0);
+    printf("# %llu escalations; at most %llu aborts in a row (XAC_ESCALATE "
+           "%llu); %llu aborts by a full pool\n",
+           (unsigned long long)tot.escalations,
+           (unsigned long long)tot.retries_max,
+           (unsigned long long)tot.escalate_after,
+           (unsigned long long)tot.full);
+    test_cond("no process aborted more than XAC_ESCALATE times in a row",
+              bounded);
 
     E(xInit("ctl", NONDURABLE));
     base = xMmap("bank.db", NPAGES * PAGESIZE);
@@ -482,6 +517,9 @@ int main(void)
            (unsigned long long)tot.queries, (unsigned long long)tot.aborts,
            nproc, secs);
     test_cond("it verified transactions", verified > 0 && tot.commits > 0);
+    if (min > 1)
+        test_cond("it verified at least XAC_SERIAL_MIN transactions",
+                  verified >= min);
     free(recs);
     free(ids);
     free(efrom);

@@ -2,7 +2,10 @@
  * file, and that the checkers notice corruption. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
@@ -17,12 +20,59 @@ static void fill(tr_tree *t, int n)
         tr_insert(t, (uint64_t)i * 7919, v);
 }
 
+/* Allocation arenas: a process's small allocations come from its own
+ * arena record, so page 1, which every process shares, is written once a
+ * TF_ARENA_CHUNK run, and a process with another arena takes a run of its
+ * own and leaves this one's record alone. */
+static void arenas(void)
+{
+    struct ts_store s;
+    E(ts_open(&s, TS_SERIAL, ".", "arena.db", TF_DATA + 4 * TF_ARENA_CHUNK,
+              0));
+    tf_format(&s, TF_BTREE, 64, 4096);
+    const struct tf_alloc *al = ts_at(&s, TF_PAGE);
+    const struct tf_arena *mine =
+        ts_at(&s, (2u + (uint64_t)getpid() % TF_ARENAS) * TF_PAGE);
+    uint64_t first = tf_alloc(&s, TF_PAGE), next = al->a_next;
+    int ok = first == TF_DATA && next == TF_DATA + TF_ARENA_CHUNK;
+    for (uint64_t i = 1; i < TF_ARENA_CHUNK / TF_PAGE && ok; i++)
+        ok = tf_alloc(&s, TF_PAGE) == first + i * TF_PAGE &&
+             al->a_next == next;
+    test_cond("a run's allocations after its first leave page 1 alone", ok);
+    test_cond("the next run is taken from page 1",
+              tf_alloc(&s, TF_PAGE) == next &&
+                  al->a_next == next + TF_ARENA_CHUNK);
+    struct tf_arena before = *mine;
+    int status = 0, tries = 0;
+    pid_t pid;
+    do { /* a child on another arena (1 in 64 shares this one's) */
+        pid = fork();
+        if (pid == 0) {
+            if ((uint64_t)getpid() % TF_ARENAS ==
+                (uint64_t)getppid() % TF_ARENAS)
+                _exit(3);
+            uint64_t off = tf_alloc(&s, TF_PAGE);
+            _exit(off == next + TF_ARENA_CHUNK ? 0 : 1);
+        }
+        if (pid < 0 || waitpid(pid, &status, 0) != pid)
+            abort();
+    } while (WIFEXITED(status) && WEXITSTATUS(status) == 3 && ++tries < 10);
+    test_cond("a process on another arena takes a run of its own",
+              WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+                  al->a_next == next + 2 * TF_ARENA_CHUNK);
+    test_cond("and leaves this process's arena record alone",
+              memcmp(&before, mine, sizeof before) == 0 &&
+                  tf_alloc(&s, TF_PAGE) == next + TF_PAGE);
+    E(ts_close(&s));
+}
+
 int main(void)
 {
     struct ts_store s;
     tr_tree *t;
     char why[256];
     tu_tmpdir();
+    arenas();
 
     struct tr_config bad1 = {TR_BTREE, 5000, 64}, bad2 = {TR_BTREE, 4096, 0};
     struct tr_config bad3 = {TR_BTREE, 1u << 20, 64};
@@ -38,7 +88,7 @@ int main(void)
 
     /* A small file fills up; the tree stays intact. */
     struct tr_config bc = {TR_BTREE, 4096, 64};
-    E(ts_open(&s, TS_SERIAL, ".", "full.db", 64 * 4096, 0));
+    E(ts_open(&s, TS_SERIAL, ".", "full.db", TF_DATA + 62 * 4096, 0));
     E(tr_create(&s, &bc));
     E(tr_open(&s, &t));
     unsigned char v[64] = {2};
@@ -53,7 +103,8 @@ int main(void)
     E(ts_close(&s));
 
     struct tr_config cc = {TR_COBTREE, 0, 64};
-    E(ts_open(&s, TS_SERIAL, ".", "cofull.db", 64 * 4096, 0));
+    E(ts_open(&s, TS_SERIAL, ".", "cofull.db",
+                 TF_DATA + (TF_HEAP_LANES + 62) * 4096, 0));
     E(tr_create(&s, &cc));
     E(tr_open(&s, &t));
     for (i = 0, rc = 0; i < 100000 && rc >= 0; i++)
@@ -120,7 +171,7 @@ int main(void)
     printf("# %s\n", why);
     /* One process inserted all 2000 elements: one lane, entries 0..1999. */
     uint32_t lane = CO_VIX_LANE(v0[0]);
-    struct tf_heap_lane *ln = &h->h_co_lane[lane];
+    struct tf_heap_lane *ln = ts_at(&s, h->h_co_lanes + lane * TF_PAGE);
     v0[1] = CO_VIX(lane, 2000);
     test_cond("a heap index past the live entries is noticed",
               tr_check(t, why, sizeof why) != 0);

@@ -392,6 +392,24 @@ long long bt_range(struct bt_tree *t, uint64_t lo, uint64_t hi,
     return visited;
 }
 
+static void bt_walk_node(struct bt_tree *t, uint64_t off, uint32_t depth,
+                         uint32_t height, bt_node_fn fn, void *arg)
+{
+    fn(arg, off, depth);
+    if (depth >= height)
+        return;
+    struct bt_node *n = bt_node(t, off);
+    uint64_t *kids = bt_kids(t, n);
+    for (uint32_t j = 0; j <= n->n_n; j++)
+        bt_walk_node(t, kids[j], depth + 1, height, fn, arg);
+}
+
+void bt_walk(struct bt_tree *t, bt_node_fn fn, void *arg)
+{
+    const struct tf_header *h = tf_header(t->bt_s);
+    bt_walk_node(t, h->h_bt_root, 1, h->h_bt_height, fn, arg);
+}
+
 /* The checker: a recursive walk carrying the key bounds. */
 struct bt_chk {
     struct bt_tree *t;

@@ -72,4 +72,9 @@ long long bt_range(struct bt_tree *t, uint64_t lo, uint64_t hi,
 /* 0, or -1 with a sentence in why. */
 int bt_check(struct bt_tree *t, char *why, size_t len);
 
+/* Visit every node: fn(arg, offset, depth) with the root at depth 1 and
+ * the leaves at the tree's height. */
+typedef void (*bt_node_fn)(void *arg, uint64_t off, uint32_t depth);
+void bt_walk(struct bt_tree *t, bt_node_fn fn, void *arg);
+
 #endif

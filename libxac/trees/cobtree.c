@@ -129,7 +129,7 @@ static uint32_t heap_where(uint64_t i, uint64_t *j)
 
 static struct tf_heap_lane *heap_lane(const struct co_tree *t, uint32_t l)
 {
-    return &tf_header(t->co_s)->h_co_lane[l];
+    return ts_at(t->co_s, tf_header(t->co_s)->h_co_lanes + l * TF_PAGE);
 }
 
 /* The entry vix names: its key, then its value. */
@@ -454,13 +454,16 @@ int co_format(struct ts_store *s)
     for (int k = 0; k < CO_NARRAYS; k++)
         if ((off[k] = tf_alloc(s, len[k])) == 0)
             return TR_EFULL;
+    if ((h->h_co_lanes = tf_alloc(s, TF_HEAP_LANES * TF_PAGE)) == 0)
+        return TR_EFULL;
     h->h_co_recs = off[0];
     h->h_co_index = off[1];
     h->h_co_capacity = cap;
     h->h_co_seg_slots = S;
     h->h_co_lg_segs = co_lg(segs);
-    memset(h->h_co_lane, 0, sizeof h->h_co_lane);
     co_attach(&t, s);
+    for (uint32_t l = 0; l < TF_HEAP_LANES; l++)
+        memset(heap_lane(&t, l), 0, sizeof(struct tf_heap_lane));
     struct co_geo g;
     co_geo(&t, &g);
     for (uint64_t j = 0; j < segs; j++)
@@ -751,4 +754,27 @@ int co_check(struct co_tree *t, char *why, size_t len)
         }
     }
     return heap_bad(t, &g, why, len);
+}
+
+int co_page_kind(struct co_tree *t, uint64_t off)
+{
+    const struct tf_header *h = tf_header(t->co_s);
+    uint64_t segs = (uint64_t)1 << h->h_co_lg_segs;
+
+    if (off >= h->h_co_recs &&
+        off < h->h_co_recs + segs * CO_REC_BYTES(h->h_co_seg_slots))
+        return 2;
+    if (off >= h->h_co_index &&
+        off < h->h_co_index + (2 * segs - 1) * sizeof(struct co_node))
+        return 3;
+    if (off >= h->h_co_lanes && off < h->h_co_lanes + TF_HEAP_LANES * TF_PAGE)
+        return 4;
+    for (uint32_t l = 0; l < TF_HEAP_LANES; l++) {
+        const struct tf_heap_lane *ln = heap_lane(t, l);
+        for (uint32_t k = 0; k < ln->l_chunks; k++)
+            if (off >= ln->l_chunk[k] &&
+                off < ln->l_chunk[k] + heap_chunk_bytes(t, k))
+                return 1;
+    }
+    return 0;
 }

@@ -16,22 +16,24 @@
  *                                 (leaf s is segment s), vEB order (veb.h);
  *                                 a node holds the smallest key under it
  *                                 and whether anything is under it
- *   heap   TF_HEAP_LANES lanes    each lane a heap of its own (in
- *                                 h_co_lane): chunk k holds CO_HEAP_BASE
- *                                 << k entries, each the uint64_t key that
- *                                 owns it, then its value padded to 8
- *                                 bytes.  A process appends to lane
- *                                 pid % TF_HEAP_LANES, so processes that
- *                                 insert at once write different pages.
- *                                 vix = lane << 29 | entry.  A lane's
+ *   heap   TF_HEAP_LANES lanes    each lane a heap of its own, its record
+ *                                 (struct tf_heap_lane) on a page of its
+ *                                 own from h_co_lanes: chunk k holds
+ *                                 CO_HEAP_BASE << k entries, each the
+ *                                 uint64_t key that owns it, then its value
+ *                                 padded to 8 bytes.  A process appends to
+ *                                 lane pid % TF_HEAP_LANES (64), so
+ *                                 processes that insert at once write
+ *                                 different pages, records and tails alike.
+ *                                 vix = lane << 26 | entry.  A lane's
  *                                 entries [0, n) are live.  Which ones is
  *                                 not stored: entry e is live iff the key
  *                                 written in it owns it (its vix names e),
  *                                 so the end n is found by a binary search
  *                                 in [hint, hint + 64] (l_hint, rewritten
- *                                 once every 64 inserts into the lane: the
- *                                 header page, which every operation
- *                                 reads, is not written by every insert).
+ *                                 once every 64 inserts into the lane).  A
+ *                                 delete reads every lane's record (the
+ *                                 element count decides halving).
  *                                 A value stays in its entry while its key
  *                                 is in the tree, so rebalances and
  *                                 resizes move only keys and indexes; a
@@ -86,7 +88,7 @@
 #define CO_REC_BYTES(S) (CO_REC_VIX(S) + 4u * (uint64_t)(S))
 #define CO_HEAP_BASE 64u /* entries in heap chunk 0 */
 #define CO_HEAP_WINDOW 64u /* a lane's end lies within this of its hint */
-#define CO_LANE_SHIFT 29      /* vix: lane in the top 3 bits, then entry */
+#define CO_LANE_SHIFT 26      /* vix: lane in the top 6 bits, then entry */
 #define CO_VIX(lane, e) ((uint32_t)(lane) << CO_LANE_SHIFT | (uint32_t)(e))
 #define CO_VIX_LANE(v) ((uint32_t)(v) >> CO_LANE_SHIFT)
 #define CO_VIX_ENTRY(v) ((uint32_t)(v) & ((1u << CO_LANE_SHIFT) - 1))
@@ -117,5 +119,9 @@ long long co_range(struct co_tree *t, uint64_t lo, uint64_t hi,
                    co_visit_fn fn, void *arg);
 
 int co_check(struct co_tree *t, char *why, size_t len);
+
+/* What the byte at off holds: 1 the value heap, 2 the segment records,
+ * 3 the index, 4 the heap's lane records, 0 none of them. */
+int co_page_kind(struct co_tree *t, uint64_t off);
 
 #endif

@@ -2,10 +2,17 @@
 #include "tfile.h"
 
 #include <string.h>
+#include <unistd.h>
 
 static struct tf_alloc *tf_al(const struct ts_store *s)
 {
     return ts_at(s, TF_PAGE);
+}
+
+/* This process's arena. */
+static struct tf_arena *tf_ar(const struct ts_store *s)
+{
+    return ts_at(s, (2u + (uint64_t)getpid() % TF_ARENAS) * TF_PAGE);
 }
 
 static uint64_t tf_round(uint64_t len)
@@ -28,6 +35,9 @@ void tf_format(struct ts_store *s, enum tf_kind kind, uint32_t value_bytes,
     h->h_block_bytes = block_bytes;
     memset(a, 0, sizeof *a);
     a->a_next = TF_DATA;
+    for (uint32_t i = 0; i < TF_ARENAS; i++)
+        memset(ts_at(s, (2u + (uint64_t)i) * TF_PAGE), 0,
+               sizeof(struct tf_arena));
 }
 
 const char *tf_check_header(const struct ts_store *s)
@@ -45,14 +55,14 @@ const char *tf_check_header(const struct ts_store *s)
     return NULL;
 }
 
-uint64_t tf_alloc(struct ts_store *s, uint64_t len)
+/* len (rounded) from page 1: first fit, else the bump pointer. */
+static uint64_t tf_take(struct ts_store *s, uint64_t len)
 {
     struct tf_alloc *a = tf_al(s);
 
     /* Advisory stores: the record changes below, so open its page for
      * writing now rather than on the fault of the first store. */
     ts_touch(s, a, sizeof *a, READ_WRITE);
-    len = tf_round(len);
     for (uint32_t i = 0; i < a->a_nfree; i++) {
         struct tf_extent *e = &a->a_free[i];
         if (e->e_len < len)
@@ -71,12 +81,40 @@ uint64_t tf_alloc(struct ts_store *s, uint64_t len)
     return off;
 }
 
+uint64_t tf_alloc(struct ts_store *s, uint64_t len)
+{
+    len = tf_round(len);
+    if (len > TF_ARENA_MAX)
+        return tf_take(s, len);
+    struct tf_arena *ar = tf_ar(s);
+    ts_touch(s, ar, sizeof *ar, READ_WRITE);
+    if (ar->ar_end - ar->ar_next < len) {
+        uint64_t run = tf_take(s, TF_ARENA_CHUNK);
+        if (run == 0)
+            return tf_take(s, len); /* the file is nearly full */
+        if (ar->ar_end > ar->ar_next)
+            tf_free(s, ar->ar_next, ar->ar_end - ar->ar_next);
+        ar->ar_next = run;
+        ar->ar_end = run + TF_ARENA_CHUNK;
+    }
+    uint64_t off = ar->ar_next;
+    ar->ar_next += len;
+    return off;
+}
+
 int tf_can_alloc(const struct ts_store *s, uint64_t len, uint64_t n)
 {
     const struct tf_alloc *a = tf_al(s);
-    uint64_t room = tf_header(s)->h_file_bytes - a->a_next;
+    const struct tf_arena *ar = tf_ar(s);
+    uint64_t room = tf_header(s)->h_file_bytes - a->a_next, k;
 
     len = tf_round(len);
+    /* A run an arena takes holds as many as it would directly; the rest
+     * of the arena's old run (less than len) is no loss for len. */
+    if (len <= TF_ARENA_MAX) {
+        k = (ar->ar_end - ar->ar_next) / len;
+        n = k >= n ? 0 : n - k;
+    }
     for (uint32_t i = 0; i < a->a_nfree && n > 0; i++) {
         uint64_t k = a->a_free[i].e_len / len;
         n = k >= n ? 0 : n - k;
@@ -104,5 +142,14 @@ uint64_t tf_used(const struct ts_store *s)
 
     for (uint32_t i = 0; i < a->a_nfree; i++)
         used -= a->a_free[i].e_len;
+    for (uint32_t i = 0; i < TF_ARENAS; i++) {
+        const struct tf_arena *ar = ts_at(s, (2u + (uint64_t)i) * TF_PAGE);
+        used -= ar->ar_end - ar->ar_next;
+    }
     return used;
+}
+
+int tf_meta_page(uint64_t off)
+{
+    return off < TF_PAGE ? 1 : off < TF_DATA ? 2 : 0;
 }

@@ -172,6 +172,99 @@ uint64_t tr_bytes_used(tr_tree *t)
     return n;
 }
 
+const char *tr_page_kind_name(enum tr_page_kind kind)
+{
+    static const char *const names[TR_PAGE_KINDS] = {
+        "header", "allocator", "root",     "inner", "leaf",
+        "heap",   "segments",  "index",    "free"};
+    return kind < TR_PAGE_KINDS ? names[kind] : "?";
+}
+
+/* The B+-tree's nodes with their kinds, sorted by offset for lookup. */
+struct tr_node_kind {
+    uint64_t off;
+    enum tr_page_kind kind;
+};
+
+struct tr_nodes {
+    struct tr_node_kind *v;
+    size_t n, cap;
+    uint32_t height;
+    int failed;
+};
+
+static void tr_add_node(void *arg, uint64_t off, uint32_t depth)
+{
+    struct tr_nodes *ns = arg;
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? 2 * ns->cap : 256;
+        struct tr_node_kind *v = realloc(ns->v, cap * sizeof *v);
+        if (v == NULL) {
+            ns->failed = 1;
+            return;
+        }
+        ns->v = v;
+        ns->cap = cap;
+    }
+    ns->v[ns->n++] = (struct tr_node_kind){
+        off, depth == 1             ? TR_PAGE_ROOT
+             : depth == ns->height ? TR_PAGE_LEAF
+                                   : TR_PAGE_INNER};
+}
+
+static int tr_by_off(const void *a, const void *b)
+{
+    uint64_t x = ((const struct tr_node_kind *)a)->off;
+    uint64_t y = ((const struct tr_node_kind *)b)->off;
+    return (x > y) - (x < y);
+}
+
+/* The node holding the byte at off, or TR_PAGE_FREE. */
+static enum tr_page_kind tr_node_at(const struct tr_nodes *ns, uint64_t off,
+                                    uint32_t block)
+{
+    size_t lo = 0, hi = ns->n;
+    while (lo < hi) { /* first node starting after off */
+        size_t mid = lo + (hi - lo) / 2;
+        if (ns->v[mid].off <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && off < ns->v[lo - 1].off + block ? ns->v[lo - 1].kind
+                                                      : TR_PAGE_FREE;
+}
+
+static const enum tr_page_kind tr_co_kinds[5] = {
+    TR_PAGE_FREE, TR_PAGE_HEAP, TR_PAGE_SEGMENTS, TR_PAGE_INDEX,
+    TR_PAGE_ALLOCATOR};
+
+int tr_page_kinds(tr_tree *t, const uint64_t *pages, size_t n,
+                  enum tr_page_kind *kinds)
+{
+    struct tr_nodes ns = {0};
+    TR_QUERY(t->tr_s, {
+        ns.n = 0;
+        ns.height = tf_header(t->tr_s)->h_bt_height;
+        if (t->tr_cfg.kind == TR_BTREE) {
+            bt_walk(&t->tr_bt, tr_add_node, &ns);
+            if (!ns.failed)
+                qsort(ns.v, ns.n, sizeof *ns.v, tr_by_off);
+        }
+        for (size_t i = 0; i < n && !ns.failed; i++) {
+            uint64_t off = pages[i] * TF_PAGE;
+            int meta = tf_meta_page(off);
+            kinds[i] = meta == 1   ? TR_PAGE_HEADER
+                       : meta == 2 ? TR_PAGE_ALLOCATOR
+                       : t->tr_cfg.kind == TR_BTREE
+                           ? tr_node_at(&ns, off, t->tr_cfg.block_bytes)
+                           : tr_co_kinds[co_page_kind(&t->tr_co, off)];
+        }
+    });
+    free(ns.v);
+    return ns.failed ? 12 /* ENOMEM */ : 0;
+}
+
 size_t tr_file_bytes(const struct tr_config *cfg, uint64_t n)
 {
     uint64_t rec = 8u + cfg->value_bytes, bytes;
@@ -186,6 +279,10 @@ size_t tr_file_bytes(const struct tr_config *cfg, uint64_t n)
         /* The array at density >= 3/8 and the one it grew from. */
         bytes = 8 * n * rec + 64 * rec * 4 + (1u << 20);
     bytes += bytes / 4 + (4u << 20);
+    /* Room for every arena's run and the CO B-tree's heap lanes: a file
+     * with processes on every arena still has its slack (it is sparse). */
+    bytes += TF_DATA + (uint64_t)TF_ARENAS * TF_ARENA_CHUNK +
+             (uint64_t)TF_HEAP_LANES * TF_PAGE;
     return (size_t)((bytes + TF_PAGE - 1) & ~(uint64_t)(TF_PAGE - 1));
 }
 

@@ -84,6 +84,34 @@ int tr_check(tr_tree *t, char *why, size_t len);
 /** Bytes of the file in use (allocated and not freed). */
 uint64_t tr_bytes_used(tr_tree *t);
 
+/** What a page of the tree file holds (tr_page_kinds): the header, an
+ * allocator record (page 1, an arena, a CO B-tree heap lane's record); a
+ * B+-tree's root, inner nodes and leaves; a CO B-tree's value heap,
+ * segment records and index; or nothing in use. */
+enum tr_page_kind {
+    TR_PAGE_HEADER,
+    TR_PAGE_ALLOCATOR,
+    TR_PAGE_ROOT,
+    TR_PAGE_INNER,
+    TR_PAGE_LEAF,
+    TR_PAGE_HEAP,
+    TR_PAGE_SEGMENTS,
+    TR_PAGE_INDEX,
+    TR_PAGE_FREE,
+    TR_PAGE_KINDS /* how many there are */
+};
+
+/** The name of a kind: "header", "allocator", "root", "inner", "leaf",
+ * "heap", "segments", "index", "free". */
+const char *tr_page_kind_name(enum tr_page_kind kind);
+
+/** What pages @p pages[0 .. n) (page numbers: byte offset / 4096) hold
+ * now, into @p kinds, in one read-only transaction.  For telling which
+ * records LIBXAC's conflicts fall on (xConflicts()).  @return 0 or
+ * ENOMEM. */
+int tr_page_kinds(tr_tree *t, const uint64_t *pages, size_t n,
+                  enum tr_page_kind *kinds);
+
 /** Mapping length to create a tree for n keys with room to spare. */
 size_t tr_file_bytes(const struct tr_config *cfg, uint64_t n);
 

@@ -27,7 +27,9 @@ struct tk_handle {
 };
 
 /* Which of the counters' own readings holds what (tk_params). */
-enum { OWN_KEEP_PAGES, OWN_UFFD, OWN_PTE, OWN_WORKING_MIB };
+enum { OWN_KEEP_PAGES, OWN_UFFD, OWN_PTE, OWN_WORKING_MIB, OWN_WRITERS,
+       OWN_ESCALATE };
+
 
 static const struct tk_program *tk_pg;
 static struct tk_config tk_configs[XB_KV_MAX_CONFIGS];
@@ -150,6 +152,37 @@ static long long tk_scan(void *hv)
     return tr_range(h->t, 0, UINT64_MAX, NULL, NULL);
 }
 
+/* The pages this process's conflict aborts were blamed on, most aborts
+ * first (xConflicts()); the parent asks what they hold (tk_classify). */
+static int tk_conflicts(struct xb_kv_counters *c)
+{
+    struct xac_conflict cf[XB_KV_CONFLICT_PAGES];
+    int n = xConflicts(cf, XB_KV_CONFLICT_PAGES);
+    if (n < 0) {
+        fprintf(stderr, "%s: xConflicts failed: %s\n", tk_name(),
+                xStrerror(n));
+        return -1;
+    }
+    c->nconflict = n < XB_KV_CONFLICT_PAGES ? n : XB_KV_CONFLICT_PAGES;
+    for (int i = 0; i < c->nconflict; i++)
+        c->conflict[i] = (struct xb_kv_conflict){cf[i].page, cf[i].aborts};
+    return 0;
+}
+
+static int tk_classify(void *hv, const uint64_t *pages, size_t n, int *kinds)
+{
+    struct tk_handle *h = hv;
+    enum tr_page_kind *k = malloc((n ? n : 1) * sizeof *k);
+    int rc = k != NULL ? tr_page_kinds(h->t, pages, n, k) : -1;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        kinds[i] = (int)k[i];
+    free(k);
+    if (rc != 0)
+        fprintf(stderr, "%s: cannot tell which pages conflicted.\n",
+                tk_name());
+    return rc != 0 ? -1 : 0;
+}
+
 static int tk_observe(void *hv, struct xb_kv_counters *c)
 {
     struct tk_handle *h = hv;
@@ -157,6 +190,17 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
     if (ts_stats(&h->s, &st) != 0) {
         fprintf(stderr, "%s: xStats failed.\n", tk_name());
         return -1;
+    }
+    if (h->s.ts_kind == TS_XAC) {
+        c->has_contention = 1;
+        c->commits = st.commits;
+        c->conflict_aborts = st.conflict_aborts;
+        c->retries_max = st.retries_max;
+        c->aborted_ns = st.aborted_ns;
+        c->waited_ns = st.admission_wait_ns + st.irrevocable_wait_ns;
+        c->escalations = st.escalations;
+        if (tk_conflicts(c) != 0)
+            return -1;
     }
     c->has_log = h->s.ts_durability == TS_DURABLE;
     c->has_aborts = h->s.ts_kind == TS_XAC;
@@ -167,7 +211,27 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
     c->own[OWN_UFFD] = st.uffd;
     c->own[OWN_PTE] = st.page_table_access;
     c->own[OWN_WORKING_MIB] = (long long)st.working_mib;
+    c->own[OWN_WRITERS] = st.writers;
+    c->own[OWN_ESCALATE] = st.escalate_after;
     return 0;
+}
+
+static const char *const tk_page_kind_names[TR_PAGE_KINDS + 1] = {
+    "header", "allocator", "root", "inner", "leaf",
+    "heap",   "segments",  "index", "free", NULL};
+
+_Static_assert(TR_PAGE_KINDS <= XB_KV_PAGE_KINDS, "every kind counted");
+
+static unsigned tk_page_kinds_of(const struct xb_kv_config *cfg)
+{
+    const struct tk_config *c = tk_of(cfg);
+    unsigned both = 1u << TR_PAGE_HEADER | 1u << TR_PAGE_ALLOCATOR |
+                    1u << TR_PAGE_FREE;
+    if (c->tree.kind == TR_BTREE)
+        return both | 1u << TR_PAGE_ROOT | 1u << TR_PAGE_INNER |
+               1u << TR_PAGE_LEAF;
+    return both | 1u << TR_PAGE_HEAP | 1u << TR_PAGE_SEGMENTS |
+           1u << TR_PAGE_INDEX;
 }
 
 static uint64_t tk_bytes_used(void *hv)
@@ -200,6 +264,8 @@ static void tk_params(const struct xb_kv_config *cfg,
     xb_param_str(r, "access_control",
                  counters->own[OWN_PTE] ? "pte" : "mprotect");
     xb_param_int(r, "working_mib", counters->own[OWN_WORKING_MIB]);
+    xb_param_int(r, "writers", counters->own[OWN_WRITERS]);
+    xb_param_int(r, "escalate_after", counters->own[OWN_ESCALATE]);
 }
 
 static void tk_label(const struct xb_kv_config *cfg, char *buf, size_t len)
@@ -365,6 +431,9 @@ static struct xb_kv_store tk_kv = {
     .observe = tk_observe,
     .bytes_used = tk_bytes_used,
     .check = tk_check,
+    .page_kind_names = tk_page_kind_names,
+    .page_kinds_of = tk_page_kinds_of,
+    .classify = tk_classify,
     .params = tk_params,
 };
 

@@ -91,6 +91,30 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
         assert r["unit"] == "count" and len(r["samples"]) == 2 * 2
         assert all(s >= 0 and s == int(s) for s in r["samples"])
     assert not [r for r in results if r["sut"] != "libxac" and r["metric"] == "aborts"]
+    # What contention cost, per process and repetition: retries per commit (200 inserts each),
+    # the longest run of retries and the escalations are counts of those aborts, and the
+    # conflict aborts by kind of page add up to the retries (docs/trees.md).
+    kinds = {
+        "btree": {"header", "allocator", "free", "root", "inner", "leaf"},
+        "cobtree": {"header", "allocator", "free", "heap", "segments", "index"},
+    }
+    for r in aborts:
+        same = {
+            m["metric"]: m["samples"]
+            for m in results
+            if m["sut"] == "libxac" and variants([m]) == variants([r]) and m["benchmark"] == r["benchmark"]
+        }
+        tree = r["params"]["tree"]
+        named = {k.removeprefix("conflict_aborts_") for k in same if k.startswith("conflict_aborts_")}
+        assert named == kinds[tree]
+        assert {"retries_per_commit", "retries_max", "aborted_time", "wait_time", "escalations"} <= set(same)
+        # Admission defaults to the CPUs; progress: no insert retried more than escalate_after times.
+        assert r["params"]["writers"] >= 1 and r["params"]["escalate_after"] == 8
+        for i, n in enumerate(r["samples"]):
+            conflicts = sum(same[f"conflict_aborts_{k}"][i] for k in kinds[tree])
+            assert abs(same["retries_per_commit"][i] * 200 - conflicts) < 0.5, (same, i)
+            assert conflicts <= n and same["retries_max"][i] <= min(conflicts, 8)
+            assert same["escalations"][i] <= n and same["aborted_time"][i] >= 0 <= same["wait_time"][i]
     # No log is written under DB_TXN_NOT_DURABLE; DB_TXN_NOSYNC still logs.
     log = {
         r["params"]["mode"]: r["samples"]

@@ -63,6 +63,26 @@
  *                         phase, one sample per process per repetition
  *                         (process p of repetition r is sample r * procs
  *                         + p; thesis Table C.11's "# Aborts")
+ * and, with counters that count contention, per process per repetition
+ * like aborts:
+ *   retries_per_commit    ratio: conflict aborts / committed updating
+ *                         transactions (the mean retries of an operation)
+ *   retries_max           count: most aborts before one operation
+ *                         committed
+ *   aborted_time          ms: time spent in transactions that aborted
+ *   wait_time             ms: time waiting to be admitted or for another
+ *                         process's irrevocable transaction
+ *   escalations           count: operations that ran irrevocable
+ *   conflict_aborts_<kind> count: conflict aborts blamed on a page of that
+ *                         kind (store->page_kind_names names them: for
+ *                         the LIBXAC trees header, allocator, root,
+ *                         inner, leaf, heap, segments, index, free), for
+ *                         the kinds the configuration has (page_kinds_of).
+ *                         Each process reports the pages (conflict[]);
+ *                         the parent, which opens the store after the
+ *                         run anyway, asks the store what they hold
+ *                         (classify), so no timed process spends time on
+ *                         it while others still run.
  * Params: count, procs, durability ("durable" for the durable_modes, else
  * "nondurable"), mode, order, seed, key_bytes, value_bytes, then the
  * store's own (params).
@@ -118,14 +138,30 @@ struct xb_kv_key {
     unsigned char bytes[XB_KEY_BYTES];
 };
 
+/* Kinds of page a store may blame conflicts on (page_kind_names). */
+#define XB_KV_PAGE_KINDS 10
+/* Pages with conflicts one process reports, most aborts first; aborts on
+ * pages beyond them count as the last kind (for the trees, "free"). */
+#define XB_KV_CONFLICT_PAGES 256
+
+struct xb_kv_conflict {
+    uint64_t page, aborts;
+};
+
 /* A process's counters, read after it opened and after its last
  * operation (observe). */
 struct xb_kv_counters {
     int has_log;     /* log_bytes and log_syncs count a log */
     int has_aborts;  /* aborts counts aborted transactions */
+    int has_contention; /* the counters from commits on are counted */
     unsigned long long log_bytes, log_syncs; /* shared by all processes */
     unsigned long long aborts;               /* this process's */
-    long long own[4]; /* the store's own readings, for its params */
+    /* This process's contention (see the results above). */
+    unsigned long long commits, conflict_aborts, retries_max, aborted_ns,
+        waited_ns, escalations;
+    int nconflict; /* entries of conflict[] */
+    struct xb_kv_conflict conflict[XB_KV_CONFLICT_PAGES];
+    long long own[8]; /* the store's own readings, for its params */
 };
 
 struct xb_kv_store {
@@ -183,6 +219,15 @@ struct xb_kv_store {
     /* Optional: check the store's invariants; 0, or -1 with a sentence in
      * why. */
     int (*check)(void *h, char *why, size_t len);
+    /* With contention counters: the name of each kind of page
+     * (NULL-terminated, at most XB_KV_PAGE_KINDS; the last one also takes
+     * the aborts on pages not reported), which of them a configuration
+     * has (bit k: page_kind_names[k]), and, in the parent's store opened
+     * for XB_KV_CHECK, the kind of each of pages[0 .. n) into kinds; 0 or
+     * -1 (said on stderr). */
+    const char *const *page_kind_names;
+    unsigned (*page_kinds_of)(const struct xb_kv_config *cfg);
+    int (*classify)(void *h, const uint64_t *pages, size_t n, int *kinds);
     /* The store's own result params; counters are process 1's at opening,
      * in the last repetition. */
     void (*params)(const struct xb_kv_config *cfg,

@@ -17,7 +17,8 @@
 
 /* The results of one configuration, in the order they are printed. */
 enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
-       R_ABORTS, NRESULTS };
+       R_ABORTS, R_RETRIES, R_RETRY_MAX, R_ABORTED_TIME, R_WAIT_TIME,
+       R_ESCALATIONS, R_CONFLICTS, NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
 
 struct child_arg {
     const struct xb_kv_run *run;
@@ -138,11 +139,45 @@ static int load_store(const struct xb_kv_run *run,
     return rc;
 }
 
+/* Conflict aborts of every process by the kind of page (the store's
+ * classify), in the parent. */
+typedef unsigned long long xb_kinds[XB_KV_PAGE_KINDS];
+
+/* Process p's conflict pages by kind: the aborts on pages it did not
+ * report go to the last kind.  0 or -1. */
+static int classify(const struct xb_kv_run *run, void *h,
+                    const struct xb_kv_counters *c, unsigned long long *kinds)
+{
+    const char *const *names = run->store->page_kind_names;
+    uint64_t pages[XB_KV_CONFLICT_PAGES];
+    int k[XB_KV_CONFLICT_PAGES], last = 0;
+    int n = c->nconflict < 0                      ? 0
+            : c->nconflict > XB_KV_CONFLICT_PAGES ? XB_KV_CONFLICT_PAGES
+                                                  : c->nconflict;
+    unsigned long long named = 0;
+
+    while (names[last + 1] != NULL)
+        last++;
+    for (int i = 0; i < n; i++) {
+        pages[i] = c->conflict[i].page;
+        k[i] = last; /* what classify leaves unsaid */
+    }
+    if (n > 0 && run->store->classify(h, pages, (size_t)n, k) != 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        kinds[k[i] >= 0 && k[i] <= last ? k[i] : last] += c->conflict[i].aborts;
+        named += c->conflict[i].aborts;
+    }
+    kinds[last] += c->conflict_aborts - named;
+    return 0;
+}
+
 /* Parent: reopen the store; with --verify check every key, the number of
- * records and the store's invariants; *used = its bytes in use. */
+ * records and the store's invariants; *used = its bytes in use; kinds[p]
+ * = process p's conflict aborts by kind, if the store classifies. */
 static int check_store(const struct xb_kv_run *run,
                        const struct xb_kv_config *cfg, const char *dir,
-                       uint64_t *used)
+                       uint64_t *used, xb_kinds *kinds)
 {
     const struct xb_kv_store *st = run->store;
     void *h;
@@ -151,6 +186,10 @@ static int check_store(const struct xb_kv_run *run,
     if (st->bytes_used)
         *used = st->bytes_used(h);
     long long bad = 0, checks = 0;
+    for (int p = 0; p < cfg->procs && st->classify; p++)
+        if (run->sh->proc[p].at_end.has_contention &&
+            classify(run, h, &run->sh->proc[p].at_end, kinds[p]) != 0)
+            bad++;
     unsigned char v[XB_KV_MAX_VALUE];
     struct xb_kv_key key;
     for (long long i = 0; run->verify && i < run->count; i++, checks++) {
@@ -248,6 +287,31 @@ static void add_log(const struct xb_kv_run *run,
     xb_sample(rs[R_LOG_SYNCS], (double)(s1 - s0) / (double)run->count);
 }
 
+/* One process's contention samples: its counters' deltas, and its
+ * conflict aborts by kind of page (the parent's classification; at
+ * opening there are none). */
+static void add_contention(const struct xb_kv_run *run,
+                           const struct xb_kv_config *cfg,
+                           const struct xb_kv_counters *a,
+                           const struct xb_kv_counters *b,
+                           const unsigned long long *conflicts,
+                           xb_result **rs)
+{
+    unsigned kinds = run->store->page_kinds_of(cfg);
+    unsigned long long commits = b->commits - a->commits;
+    xb_sample(rs[R_RETRIES],
+              commits ? (double)(b->conflict_aborts - a->conflict_aborts) /
+                            (double)commits
+                      : 0.0);
+    xb_sample(rs[R_RETRY_MAX], (double)b->retries_max);
+    xb_sample(rs[R_ABORTED_TIME], (double)(b->aborted_ns - a->aborted_ns) / 1e6);
+    xb_sample(rs[R_WAIT_TIME], (double)(b->waited_ns - a->waited_ns) / 1e6);
+    xb_sample(rs[R_ESCALATIONS], (double)(b->escalations - a->escalations));
+    for (int k = 0; k < XB_KV_PAGE_KINDS; k++)
+        if (kinds & (1u << k))
+            xb_sample(rs[R_CONFLICTS + k], (double)conflicts[k]);
+}
+
 /* Repetition r; 0, 1 (failed) or 2 (refused). */
 static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
                       const char *scratch, int index, long long r,
@@ -291,18 +355,23 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         add_latencies(run, rs[R_LATENCY]);
     }
     xb_sample(rs[R_THROUGHPUT], rate);
+    if (run->op == XB_KV_INSERT)
+        add_log(run, cfg, dir, rs);
+    uint64_t used = 0;
+    static xb_kinds kinds[XB_PROCS_MAX];
+    memset(kinds, 0, sizeof kinds);
+    if ((run->verify || st->bytes_used || st->classify) &&
+        check_store(run, cfg, dir, &used, kinds) != 0)
+        return 1;
     for (int p = 0; p < cfg->procs; p++) {
         const struct xb_kv_proc_share *ps = &run->sh->proc[p];
         if (ps->at_open.has_aborts)
             xb_sample(rs[R_ABORTS],
                       (double)(ps->at_end.aborts - ps->at_open.aborts));
+        if (ps->at_open.has_contention)
+            add_contention(run, cfg, &ps->at_open, &ps->at_end, kinds[p],
+                           rs);
     }
-    if (run->op == XB_KV_INSERT)
-        add_log(run, cfg, dir, rs);
-    uint64_t used = 0;
-    if ((run->verify || st->bytes_used) &&
-        check_store(run, cfg, dir, &used) != 0)
-        return 1;
     if (run->op == XB_KV_INSERT && st->bytes_used)
         xb_sample(rs[R_BYTES], (double)used / (double)run->count);
     xb_remove_tree(dir);
@@ -350,22 +419,38 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
 {
     const struct xb_kv_store *st = run->store;
     const char *sut = st->sut, *op = run->op_name;
-    char latency[64], top[64], label[128];
-    snprintf(latency, sizeof latency, "%s_latency", op);
-    snprintf(top, sizeof top, "%s_latency_top", op);
+    char label[128];
     xb_kv_label(st, cfg, label, sizeof label);
-    xb_result *rs[NRESULTS] = {
-        xb_result_new("search-tree", op, sut, "throughput", "ops/s",
-                      XB_HIGHER),
-        xb_result_new("search-tree", op, sut, latency, "us", XB_LOWER),
-        xb_result_new("search-tree", op, sut, top, "us", XB_LOWER),
-        xb_result_new("search-tree", op, sut, "bytes_per_key", "bytes",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "log_bytes_per_insert", "bytes",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "log_syncs_per_insert", "ratio",
-                      XB_LOWER),
-        xb_result_new("search-tree", op, sut, "aborts", "count", XB_LOWER)};
+    /* Every result but the conflicts' ("%s": the op's name). */
+    static const struct {
+        const char *metric, *unit;
+        enum xb_better better;
+    } res[R_CONFLICTS] = {
+        [R_THROUGHPUT] = {"throughput", "ops/s", XB_HIGHER},
+        [R_LATENCY] = {"%s_latency", "us", XB_LOWER},
+        [R_TOP] = {"%s_latency_top", "us", XB_LOWER},
+        [R_BYTES] = {"bytes_per_key", "bytes", XB_LOWER},
+        [R_LOG_BYTES] = {"log_bytes_per_insert", "bytes", XB_LOWER},
+        [R_LOG_SYNCS] = {"log_syncs_per_insert", "ratio", XB_LOWER},
+        [R_ABORTS] = {"aborts", "count", XB_LOWER},
+        [R_RETRIES] = {"retries_per_commit", "ratio", XB_LOWER},
+        [R_RETRY_MAX] = {"retries_max", "count", XB_LOWER},
+        [R_ABORTED_TIME] = {"aborted_time", "ms", XB_LOWER},
+        [R_WAIT_TIME] = {"wait_time", "ms", XB_LOWER},
+        [R_ESCALATIONS] = {"escalations", "count", XB_LOWER}};
+    xb_result *rs[NRESULTS] = {NULL};
+    char metric[64];
+    for (int k = 0; k < R_CONFLICTS; k++) {
+        snprintf(metric, sizeof metric, res[k].metric, op);
+        rs[k] = xb_result_new("search-tree", op, sut, metric, res[k].unit,
+                              res[k].better);
+    }
+    const char *const *names = st->page_kind_names;
+    for (int k = 0; names != NULL && k < XB_KV_PAGE_KINDS && names[k]; k++) {
+        snprintf(metric, sizeof metric, "conflict_aborts_%s", names[k]);
+        rs[R_CONFLICTS + k] =
+            xb_result_new("search-tree", op, sut, metric, "count", XB_LOWER);
+    }
     int rc = 0;
     run->nlatency = 0;
     for (long long r = 0; r < run->reps && rc == 0; r++)
@@ -379,6 +464,8 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
             xb_sample(rs[R_TOP], run->all_latency[j]);
     }
     for (int k = 0; k < NRESULTS; k++) {
+        if (rs[k] == NULL)
+            continue;
         if (rc != 0 || xb_sample_count(rs[k]) == 0) {
             xb_result_free(rs[k]);
             continue;

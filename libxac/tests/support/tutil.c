@@ -103,6 +103,33 @@ int tu_crashed(int st)
            (WIFEXITED(st) && WEXITSTATUS(st) != 0);
 }
 
+long tu_max_map_count(void)
+{
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    long n = -1;
+
+    if (f != NULL) {
+        if (fscanf(f, "%ld", &n) != 1)
+            n = -1;
+        fclose(f);
+    }
+    return n;
+}
+
+long tu_maps_now(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    long n = 0;
+    int c;
+
+    if (f == NULL)
+        return -1;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
 int tu_valgrind(void)
 {
     const char *p = getenv("LD_PRELOAD");

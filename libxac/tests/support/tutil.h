@@ -32,6 +32,14 @@ int tu_crashed(int st);
 /* Running under valgrind? */
 int tu_valgrind(void);
 
+/* The running kernel's vm.max_map_count, or -1 if it cannot be read:
+ * tests derive their sizes from it, since database hosts often raise
+ * it. */
+long tu_max_map_count(void);
+
+/* Mappings this process has now (lines of /proc/self/maps), or -1. */
+long tu_maps_now(void);
+
 /* xStats() now; aborts if it fails. */
 struct xac_stats tu_stats(void);
 

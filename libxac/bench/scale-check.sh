@@ -1,0 +1,238 @@
+#!/bin/sh
+# scale-check.sh: the scaling table of issue I, in one command: LIBXAC's
+# B+-tree against Berkeley DB and LMDB at many process counts, durable
+# and nondurable inserts and random searches, in rounds with the systems
+# in rotating order, every run's results kept.
+#
+#   sh bench/scale-check.sh --out DIR [options]
+#
+# Options (defaults in brackets):
+#   --out DIR          where results go (required; created; must be empty)
+#   --bin DIR          the benchmark programs [the bin/ next to bench/]
+#   --libxac L=DIR     also run tree_insert from DIR as system "L" (e.g.
+#                      base=/tmp/base/bin, to set a build beside this one);
+#                      repeatable
+#   --procs "LIST"     process counts for inserts ["1 4 16 32 64"]
+#   --read-procs "L"   process counts for searches ["1 4 16"]
+#   --rounds N         rounds [3]
+#   --count N          keys inserted per run [16000]
+#   --search-count N   keys loaded for the searches [64000]
+#   --durability "L"   "durable nondurable" or one of them [both]
+#   --insert-systems "L"  which systems run the inserts, by name (libxac,
+#                      bdb, lmdb, the --libxac names) [all]; searches
+#                      always run every system
+#   --dir DIR          scratch directory for the stores [$TMPDIR or /tmp]
+#   --quick            2,000 keys, procs "1 4", read procs "1", 1 round:
+#                      checks that everything runs
+#
+# A run is one program, one configuration, one repetition (--reps 1,
+# --no-verify).  In round r the systems of a cell (one durability and
+# process count) run in an order rotated by r, so drift in the machine's
+# speed does not favour one system.  Writes:
+#   DIR/results.jsonl   every result line of every run (xaclab result
+#                       format), with "round" and "system" added to params
+#   DIR/runs.log        each run's command, exit status and stderr
+#   DIR/machine.txt     uname, CPUs, memory, the file system under --dir
+#   DIR/summary.md      per cell: median and range of throughput over
+#                       rounds, each round's ratio to Berkeley DB (same
+#                       round), LIBXAC's aborts per insert and retries, the
+#                       slowest 0.1 % of operations (p99.9 latency)
+# Needs python3 (standard library only) for the summary.  Programs that
+# link Berkeley DB or LMDB need their shared libraries: copy them along
+# and set LD_LIBRARY_PATH if the machine has none.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$here/../bin
+out=
+extra=
+procs="1 4 16 32 64"
+read_procs="1 4 16"
+rounds=3
+count=16000
+search_count=64000
+durabilities="durable nondurable"
+insert_systems=
+scratch=${TMPDIR:-/tmp}
+
+die() { echo "scale-check: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --out) out=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    --libxac) extra="$extra $2"; shift 2 ;;
+    --procs) procs=$2; shift 2 ;;
+    --read-procs) read_procs=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --count) count=$2; shift 2 ;;
+    --search-count) search_count=$2; shift 2 ;;
+    --durability) durabilities=$2; shift 2 ;;
+    --insert-systems) insert_systems=$2; shift 2 ;;
+    --dir) scratch=$2; shift 2 ;;
+    --quick) count=2000; search_count=2000; procs="1 4"; read_procs=1
+             rounds=1; shift ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+    esac
+done
+[ -n "$out" ] || die "--out DIR is required"
+for n in $rounds $count $search_count $procs $read_procs; do
+    case $n in ''|*[!0-9]*) die "not a whole number: $n" ;; esac
+done
+for d in $durabilities; do
+    case $d in durable|nondurable) ;; *) die "unknown durability $d" ;; esac
+done
+for p in tree_insert bdb_insert lmdb_insert; do
+    [ -x "$bin/$p" ] || die "$bin/$p is missing (make -C libxac first)"
+done
+# System name=program path; the extra LIBXAC builds first.
+systems="libxac=$bin/tree_insert bdb=$bin/bdb_insert lmdb=$bin/lmdb_insert"
+for x in $extra; do
+    name=${x%%=*} dir=${x#*=}
+    case $name in ''|*[!a-z0-9_]*) die "--libxac wants NAME=DIR, NAME a-z0-9_" ;; esac
+    [ -x "$dir/tree_insert" ] || die "$dir/tree_insert is missing"
+    systems="$name=$dir/tree_insert $systems"
+done
+mkdir -p "$out"
+[ -z "$(ls -A "$out")" ] || die "$out is not empty"
+mkdir -p "$scratch"
+
+{
+    uname -a
+    echo "cpus online: $(getconf _NPROCESSORS_ONLN)"
+    grep -m1 'model name' /proc/cpuinfo || true
+    grep MemTotal /proc/meminfo || true
+    df -T "$scratch" | tail -1
+    echo "vm.max_map_count: $(cat /proc/sys/vm/max_map_count)"
+} > "$out/machine.txt"
+
+# The systems of $insert_systems (all if empty) among NAME=PROGRAM ...
+inserting() {
+    [ -z "$insert_systems" ] && { echo "$@"; return; }
+    for s in "$@"; do
+        for n in $insert_systems; do
+            [ "${s%%=*}" = "$n" ] && printf '%s ' "$s"
+        done
+    done
+}
+
+# The systems of a cell rotated left by $1.
+rotate() {
+    k=$1; shift
+    n=$#
+    i=0
+    while [ $i -lt "$n" ]; do
+        j=$(( (i + k) % n + 1 ))
+        eval "printf '%s ' \"\${$j}\""
+        i=$((i + 1))
+    done
+}
+
+# run ROUND SYSTEM PROGRAM ARGS...: one run, its results tagged.
+run() {
+    r=$1 sys=$2 prog=$3
+    shift 3
+    echo "== round $r $sys: $prog $*" >> "$out/runs.log"
+    set +e
+    "$prog" "$@" --reps 1 --no-verify --dir "$scratch" \
+        > "$out/run.out" 2>> "$out/runs.log"
+    rc=$?
+    set -e
+    echo "   exit $rc" >> "$out/runs.log"
+    python3 -c '
+import json, sys
+r, s = int(sys.argv[1]), sys.argv[2]
+for line in open(sys.argv[3]):
+    if line.strip():
+        d = json.loads(line)
+        d["params"]["round"], d["params"]["system"] = r, s
+        print(json.dumps(d))' "$r" "$sys" "$out/run.out" >> "$out/results.jsonl"
+    rm -f "$out/run.out"
+    printf '.'
+}
+
+# mode_args SYSTEM DURABILITY: the one mode each baseline runs.
+mode_args() {
+    case $1:$2 in
+    bdb:nondurable) echo "--mode not_durable" ;;
+    lmdb:nondurable) echo "--mode nosync" ;;
+    *) echo "--durability $2" ;;
+    esac
+}
+
+# The lists and the mode arguments below are split into words on purpose.
+r=1
+while [ "$r" -le "$rounds" ]; do
+    printf 'round %s ' "$r"
+    for d in $durabilities; do
+        for p in $procs; do
+            # shellcheck disable=SC2046,SC2086
+            for s in $(rotate "$r" $(inserting $systems)); do
+                # shellcheck disable=SC2046
+                run "$r" "${s%%=*}" "${s#*=}" --op insert --count "$count" \
+                    --procs "$p" $(mode_args "${s%%=*}" "$d")
+            done
+        done
+    done
+    for p in $read_procs; do
+        # shellcheck disable=SC2086
+        for s in $(rotate "$r" $systems); do
+            # shellcheck disable=SC2046
+            run "$r" "${s%%=*}" "${s#*=}" --op search \
+                --count "$search_count" --procs "$p" \
+                $(mode_args "${s%%=*}" nondurable)
+        done
+    done
+    echo
+    r=$((r + 1))
+done
+
+python3 - "$out/results.jsonl" > "$out/summary.md" <<'PYEOF'
+import json, statistics, sys
+from collections import defaultdict
+
+cells = defaultdict(lambda: defaultdict(dict))  # (op, dur, procs) -> sys -> round -> metrics
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    p = d["params"]
+    key = (d["benchmark"], p.get("durability", "?"), p["procs"])
+    cells[key][p["system"]].setdefault(p["round"], {})[d["metric"]] = d
+
+def med_range(v):
+    return f"{statistics.median(v):,.0f} ({min(v):,.0f}–{max(v):,.0f})" if v else "–"
+
+def pct(samples, q):
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
+
+print("# Scaling table\n")
+print("Medians over rounds, (min–max); ratios are LIBXAC ÷ Berkeley DB of the same round; "
+      "p99.9 is the slowest 0.1 % of operations in ms.\n")
+for (op, dur, procs) in sorted(cells, key=lambda k: (k[0], k[1], k[2])):
+    systems = cells[(op, dur, procs)]
+    print(f"## {op}, {dur}, {procs} processes\n")
+    print("| system | ops/s | ÷ bdb by round | aborts/insert | retries max | p99.9 ms | p99.9 ÷ bdb |")
+    print("|---|---|---|---|---|---|---|")
+    bdb = systems.get("bdb", {})
+    for name in sorted(systems):
+        rounds = systems[name]
+        thr = [m["throughput"]["samples"][0] for m in rounds.values() if "throughput" in m]
+        ratios = [rounds[r]["throughput"]["samples"][0] / bdb[r]["throughput"]["samples"][0]
+                  for r in sorted(rounds) if "throughput" in rounds[r] and r in bdb
+                  and "throughput" in bdb[r]]
+        ab = [sum(m["aborts"]["samples"]) / m["aborts"]["params"]["count"]
+              for m in rounds.values() if "aborts" in m]
+        rmax = [max(m["retries_max"]["samples"]) for m in rounds.values() if "retries_max" in m]
+        def p999(m):
+            lat = m.get(f"{op}_latency", {})
+            return pct(lat["samples"], 0.999) / 1000 if "samples" in lat else None
+        lat = [p999(rounds[r]) for r in sorted(rounds) if p999(rounds[r]) is not None]
+        lat_ratio = [p999(rounds[r]) / p999(bdb[r]) for r in sorted(rounds)
+                     if p999(rounds[r]) is not None and r in bdb and p999(bdb[r])]
+        print(f"| {name} | {med_range(thr)} | {' '.join(f'{x:.2f}' for x in ratios) or '–'} | "
+              f"{' '.join(f'{x:.2f}' for x in ab) or '–'} | {' '.join(str(int(x)) for x in rmax) or '–'} | "
+              f"{' '.join(f'{x:.1f}' for x in lat) or '–'} | "
+              f"{' '.join(f'{x:.2f}' for x in lat_ratio) or '–'} |")
+    print()
+PYEOF
+echo "scale-check: results in $out (summary.md, results.jsonl, runs.log)"

@@ -1,0 +1,330 @@
+/* xac_contend.c: contention management (xac_contend.h). */
+#include "xac_contend.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <time.h>
+
+#include "xac_assert.h"
+#include "xac_os.h"
+
+/* How long a sleeper waits before it looks again: for a dead holder of
+ * the token, or (admission) for writers that stopped finishing. */
+#define XCN_NAP_NS 2000000L
+/* An admission waiter that saw no admitted writer finish for this many
+ * naps looks for dead ones (reaping reads /proc for every slot, under
+ * ch_lock: not something to do every nap); after twice as many it gives
+ * up waiting and runs: the writers may be waiting for it (a program that
+ * holds transactions open across processes). */
+#define XCN_STUCK_NAPS 5
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    if (xos.clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct xctl_slot *myslot(struct xctl *cx)
+{
+    return &xctl_slots(cx)[cx->cx_slot];
+}
+
+void xcn_init(struct xcontend *cn, unsigned writers, unsigned escalate,
+              unsigned backoff_us, uint64_t seed)
+{
+    memset(cn, 0, sizeof *cn);
+    cn->cn_writers = writers != 0 ? writers : xos_cpus();
+    cn->cn_escalate = escalate;
+    cn->cn_backoff_us = backoff_us;
+    cn->cn_rand = seed;
+}
+
+/* Sleep on futex word w while it holds seq, at most one nap, counted in
+ * *waiters.  1 if it timed out (nothing woke us). */
+static int nap(uint32_t *w, uint32_t seq, uint32_t *waiters)
+{
+    struct timespec ts = {0, XCN_NAP_NS};
+    long rc;
+
+    __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+    rc = xos.futex(w, FUTEX_WAIT, seq, &ts);
+    __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
+    return rc != 0 && errno == ETIMEDOUT;
+}
+
+/* The holder of a lock word in the control file may have died: reap dead
+ * slots (which frees what they held, xctl_forget_contention). */
+static void reap(struct xctl *cx)
+{
+    xctl_lock(cx);
+    xctl_reap(cx);
+    xctl_unlock(cx);
+}
+
+/* ---- admission ------------------------------------------------------- */
+
+/* A slot's cs_admitted is set before it counts in ch_writers and cleared
+ * after it left, so a process that dies is taken out at most once too
+ * often (the count reads low: one writer too many runs), never too
+ * rarely (no place is lost for good). */
+static void admit(struct xcontend *cn, struct xctl *cx)
+{
+    struct xctl_hdr *h = cx->cx_hdr;
+    struct xctl_slot *me = myslot(cx);
+    int32_t w, lim = (int32_t)cn->cn_writers;
+    uint64_t t0 = 0;
+    uint32_t seq;
+    int stuck = 0;
+
+    if (cn->cn_writers == 0)
+        return;
+    for (;;) {
+        seq = LD(&h->ch_admit_seq);
+        w = LD(&h->ch_writers);
+        if (w < lim) {
+            ST(&me->cs_admitted, 1);
+            if (__atomic_compare_exchange_n(&h->ch_writers, &w, w + 1, 0,
+                                            __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
+                break;
+            ST(&me->cs_admitted, 0);
+            continue;
+        }
+        if (t0 == 0) {
+            t0 = now_ns();
+            cn->cn_admit_waits++;
+        }
+        if (!nap(&h->ch_admit_seq, seq, &h->ch_admit_waiters)) {
+            stuck = 0;
+            continue;
+        }
+        if (LD(&h->ch_admit_seq) != seq) {
+            stuck = 0;
+            continue;
+        }
+        if (++stuck == XCN_STUCK_NAPS)
+            reap(cx); /* a writer that died is no longer waited for */
+        if (stuck >= 2 * XCN_STUCK_NAPS) {
+            cn->cn_admit_overruns++;
+            ST(&me->cs_admitted, 1);
+            __atomic_fetch_add(&h->ch_writers, 1, __ATOMIC_SEQ_CST);
+            break;
+        }
+    }
+    cn->cn_admitted = 1;
+    if (t0 != 0)
+        cn->cn_admit_ns += now_ns() - t0;
+}
+
+static void unadmit(struct xcontend *cn, struct xctl *cx)
+{
+    struct xctl_hdr *h = cx->cx_hdr;
+
+    if (!cn->cn_admitted)
+        return;
+    cn->cn_admitted = 0;
+    __atomic_fetch_sub(&h->ch_writers, 1, __ATOMIC_SEQ_CST);
+    ST(&myslot(cx)->cs_admitted, 0);
+    __atomic_fetch_add(&h->ch_admit_seq, 1, __ATOMIC_SEQ_CST);
+    if (LD(&h->ch_admit_waiters) != 0)
+        xos.futex(&h->ch_admit_seq, FUTEX_WAKE, 1, NULL);
+}
+
+/* ---- the irrevocable token ------------------------------------------- */
+
+/* Wait until the token is free or held by us; a timed-out nap reaps, in
+ * case its holder died. */
+static void wait_token(struct xcontend *cn, struct xctl *cx)
+{
+    struct xctl_hdr *h = cx->cx_hdr;
+    uint32_t seq, holder, mine = cx->cx_slot + 1;
+    uint64_t t0 = now_ns();
+
+    for (;;) {
+        seq = LD(&h->ch_irrev_seq);
+        holder = LD(&h->ch_irrev);
+        if (holder == 0 || holder == mine)
+            break;
+        if (nap(&h->ch_irrev_seq, seq, &h->ch_irrev_waiters) &&
+            !xctl_slot_alive(&xctl_slots(cx)[holder - 1]))
+            reap(cx);
+    }
+    cn->cn_irrev_ns += now_ns() - t0;
+}
+
+void xcn_wait_irrevocable(struct xcontend *cn, struct xctl *cx)
+{
+    wait_token(cn, cx);
+}
+
+static void take_token(struct xcontend *cn, struct xctl *cx)
+{
+    struct xctl_hdr *h = cx->cx_hdr;
+    uint32_t free_, mine = cx->cx_slot + 1;
+
+    for (;;) {
+        free_ = 0;
+        if (__atomic_compare_exchange_n(&h->ch_irrev, &free_, mine, 0,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            break;
+        wait_token(cn, cx);
+    }
+    cn->cn_irrevocable = 1;
+    cn->cn_escalations++;
+    /* A commit that saw the token free before it was ours publishes under
+     * ch_lock: once we held the lock, every such commit is in the
+     * snapshot we take next, and every later one waits for us. */
+    xctl_lock(cx);
+    xctl_unlock(cx);
+}
+
+static void give_token(struct xcontend *cn, struct xctl *cx)
+{
+    struct xctl_hdr *h = cx->cx_hdr;
+
+    if (!cn->cn_irrevocable)
+        return;
+    cn->cn_irrevocable = 0;
+    /* Ours until now: only we (or the reaper, for the dead) free it. */
+    XASSERT(LD(&h->ch_irrev) == cx->cx_slot + 1);
+    ST(&h->ch_irrev_txn, 0);
+    ST(&h->ch_irrev, 0);
+    __atomic_fetch_add(&h->ch_irrev_seq, 1, __ATOMIC_SEQ_CST);
+    if (LD(&h->ch_irrev_waiters) != 0)
+        xos.futex(&h->ch_irrev_seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* ---- a transaction's life -------------------------------------------- */
+
+void xcn_enter(struct xcontend *cn, struct xctl *cx)
+{
+    cn->cn_blamed = 0;
+    cn->cn_rival_id = 0;
+    if (cn->cn_escalate != 0 && cn->cn_streak >= cn->cn_escalate)
+        take_token(cn, cx); /* not admitted: one writer above the limit */
+    else
+        admit(cn, cx);
+    cn->cn_t0 = now_ns();
+}
+
+void xcn_began(struct xcontend *cn, struct xctl *cx, uint64_t id)
+{
+    if (cn->cn_irrevocable)
+        ST(&cx->cx_hdr->ch_irrev_txn, id);
+}
+
+void xcn_leave(struct xcontend *cn, struct xctl *cx)
+{
+    unadmit(cn, cx);
+    give_token(cn, cx);
+}
+
+/* Count a conflict abort blamed on page pg1 - 1 (pg1 0: unknown). */
+static void count_page(struct xcontend *cn, uint32_t pg1)
+{
+    uint32_t i, h;
+
+    if (pg1 == 0) {
+        cn->cn_untracked++;
+        return;
+    }
+    h = pg1 * 2654435761u;
+    for (i = 0; i < XCN_PAGES; i++) {
+        struct xcn_page *p = &cn->cn_pages[(h + i) & (XCN_PAGES - 1)];
+        if (p->cp_pg1 == pg1) {
+            p->cp_aborts++;
+            return;
+        }
+        if (p->cp_pg1 == 0) {
+            if (cn->cn_npages + 1 >= XCN_PAGES) /* keep one empty */
+                break;
+            p->cp_pg1 = pg1;
+            p->cp_aborts = 1;
+            cn->cn_npages++;
+            return;
+        }
+    }
+    cn->cn_untracked++;
+}
+
+/* Lost a page to a running transaction: the next attempt would lose it
+ * again until that transaction ends, and, retried at once, aborts over
+ * and over (64 durable processes on 2 CPUs: one insert retried 110
+ * times while its rival, preempted, held the page).  So wait, yielding,
+ * until the rival's slot runs another transaction or none, at most
+ * XCN_RIVAL_NS.  After the abort only: the slot is no longer admitted. */
+#define XCN_RIVAL_NS 10000000ull
+static void await_rival(struct xcontend *cn, struct xctl *cx)
+{
+    const struct xctl_slot *s = &xctl_slots(cx)[cn->cn_rival_slot];
+    uint64_t t0, t;
+
+    if (cn->cn_rival_id == 0)
+        return;
+    t0 = now_ns();
+    for (t = t0; LD(&s->cs_txn) == cn->cn_rival_id &&
+                 t - t0 < XCN_RIVAL_NS && t != 0;
+         t = now_ns())
+        xos.sched_yield();
+    cn->cn_backoff_ns += now_ns() - t0;
+    cn->cn_rival_id = 0;
+}
+
+/* Randomized exponential backoff: up to min(cn_backoff_us, 2^k us). */
+static void backoff(struct xcontend *cn, unsigned k, uint32_t salt)
+{
+    uint64_t lim, us, t0;
+    struct timespec ts;
+
+    if (cn->cn_backoff_us == 0)
+        return;
+    lim = (uint64_t)1 << (k < 30 ? k : 30);
+    if (lim > cn->cn_backoff_us)
+        lim = cn->cn_backoff_us;
+    cn->cn_rand = cn->cn_rand * 6364136223846793005ULL +
+                  1442695040888963407ULL + salt;
+    us = (cn->cn_rand >> 33) % (lim + 1);
+    ts.tv_sec = (time_t)(us / 1000000);
+    ts.tv_nsec = (long)(us % 1000000) * 1000L;
+    t0 = now_ns();
+    xos.nanosleep(&ts, NULL);
+    cn->cn_backoff_ns += now_ns() - t0;
+}
+
+void xcn_end(struct xcontend *cn, struct xctl *cx, uint64_t id,
+             int committed, int conflict)
+{
+    struct xctl_slot *me = myslot(cx);
+    uint32_t pg1 = cn->cn_blamed;
+
+    /* The progress guarantee: nothing aborts an irrevocable transaction
+     * but its own program (xFail) or a full pool or log. */
+    XASSERT(!(cn->cn_irrevocable && conflict));
+    xcn_leave(cn, cx);
+    if (committed) {
+        if (cn->cn_streak > cn->cn_retry_max)
+            cn->cn_retry_max = cn->cn_streak;
+        cn->cn_streak = 0;
+        return;
+    }
+    if (!conflict)
+        return;
+    cn->cn_aborts++;
+    cn->cn_aborted_ns += now_ns() - cn->cn_t0;
+    /* Lost to a transaction that doomed us: it says on which page. */
+    if (pg1 == 0 && LD(&me->cs_doom) == id)
+        pg1 = LD(&me->cs_doom_pg);
+    count_page(cn, pg1);
+    cn->cn_streak++;
+    /* The next attempt waits for the token instead. */
+    if (cn->cn_escalate == 0 || cn->cn_streak < cn->cn_escalate) {
+        await_rival(cn, cx);
+        backoff(cn, cn->cn_streak, cx->cx_slot);
+    }
+    cn->cn_rival_id = 0;
+}

@@ -1,0 +1,403 @@
+/* test_37_contend: contention management (xac_contend.c).
+ *
+ * - Processes that all increment one counter under every policy, without
+ *   backoff, lose no increment, and none of their transactions aborts
+ *   more than XAC_ESCALATE times before it commits.
+ * - Escalation: after XAC_ESCALATE conflict aborts the next attempt is
+ *   irrevocable: it takes a page from the transaction holding it even
+ *   under self-abort, nobody (requester-wins) takes one from it, other
+ *   commits wait for it, and it commits.  The statistics and xConflicts
+ *   blame the page on both sides.
+ * - Admission (XAC_WRITERS): a writer waits while the admitted one runs;
+ *   a writer that the admitted one waits for runs after all (a throttle,
+ *   not a lock); a dead admitted writer and a dead irrevocable one are
+ *   reaped instead of waited for.
+ * Waits are observed in the control file's waiter counts, never timed.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "support/testhelp.h"
+#include "support/tutil.h"
+#include "xac_int.h"
+
+#define NPG 16
+#define HAMMER_PROCS 6
+#define HAMMER_INCS 300
+#define HAMMER_ESCALATE 4
+
+static int *x;
+
+static struct xctl_hdr *ctl(void)
+{
+    return xac_env.xe_ctl.cx_hdr;
+}
+
+static void attach(void)
+{
+    E(xInit("ctl", NONDURABLE));
+    x = xMmap("c.db", NPG * PAGESIZE);
+    if (x == MAP_FAILED)
+        abort();
+}
+
+static void detach(void)
+{
+    E(xMunmap("c.db"));
+    E(xShutdown());
+}
+
+static int *page(int n)
+{
+    return tu_page(x, n, READ_WRITE, 0);
+}
+
+/* Wait until *w (a control-file word) is at least v. */
+static void await(const uint32_t *w, uint32_t v)
+{
+    while (__atomic_load_n(w, __ATOMIC_SEQ_CST) < v)
+        usleep(100);
+}
+
+/* ---- every policy hammering one page ---------------------------------- */
+
+struct hammer {
+    int max_attempts[HAMMER_PROCS];
+    unsigned long long retries_max[HAMMER_PROCS], escalations[HAMMER_PROCS];
+};
+
+static void hammer(int k, struct hammer *h)
+{
+    int i, attempts;
+
+    attach();
+    E(xSetPolicy(k % 4, 0));
+    for (i = 0; i < HAMMER_INCS; i++) {
+        attempts = 0;
+        do {
+            attempts++;
+            E(xbegin());
+            (*page(0))++;
+            *page(1 + k) = i;
+        } while (xend() != COMMITTED);
+        if (attempts > h->max_attempts[k])
+            h->max_attempts[k] = attempts;
+    }
+    h->retries_max[k] = tu_stats().retries_max;
+    h->escalations[k] = tu_stats().escalations;
+    detach();
+    _exit(0);
+}
+
+static void test_hammer(void)
+{
+    struct hammer *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pid_t pid[HAMMER_PROCS];
+    int k, ok = 1, bounded = 1, n;
+    unsigned long long esc = 0;
+    char v[8];
+
+    if (h == MAP_FAILED)
+        abort();
+    memset(h, 0, sizeof *h);
+    snprintf(v, sizeof v, "%d", HAMMER_ESCALATE);
+    setenv("XAC_ESCALATE", v, 1);
+    fflush(NULL);
+    for (k = 0; k < HAMMER_PROCS; k++)
+        if ((pid[k] = fork()) == 0)
+            hammer(k, h);
+    for (k = 0; k < HAMMER_PROCS; k++)
+        ok &= tu_reap(pid[k]);
+    test_cond("six processes, every policy, increment one page", ok);
+    for (k = 0; k < HAMMER_PROCS; k++) {
+        bounded &= h->max_attempts[k] <= HAMMER_ESCALATE + 1 &&
+                   h->retries_max[k] <= HAMMER_ESCALATE;
+        esc += h->escalations[k];
+    }
+    printf("# most attempts of one increment: %d (bound %d), %llu "
+           "escalations\n", h->max_attempts[0], HAMMER_ESCALATE + 1, esc);
+    test_cond("no increment took more than XAC_ESCALATE + 1 attempts",
+              bounded);
+    attach();
+    E(xbeginQuery());
+    n = *page(0);
+    test_cond("no increment was lost",
+              xendQuery() == COMMITTED && n == HAMMER_PROCS * HAMMER_INCS);
+    detach();
+    unsetenv("XAC_ESCALATE");
+    munmap(h, sizeof *h);
+}
+
+/* ---- escalation, step by step ----------------------------------------- */
+
+/* The escalating process: self-abort, XAC_ESCALATE=2.  Two attempts lose
+ * page 0 to the holder; the third is irrevocable: it says 'i', waits for
+ * 'g', writes page 0 (taking it from the holder), says 'w', waits for
+ * 'c' and commits.  Then it reports its statistics. */
+static void escalator(int hear, int tell)
+{
+    struct xac_conflict cf[4];
+    struct xac_stats st;
+    int rc, n;
+
+    attach();
+    E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
+    for (n = 0; n < 2; n++) {
+        E(xbegin());
+        *page(0) = 100 + n;
+        if (xValidate() != FAILED || xend() != ABORTED)
+            _exit(20);
+    }
+    E(xbegin());
+    tu_tell(tell, 'i');
+    if (tu_hear(hear) != 'g')
+        _exit(21);
+    *page(0) = 42;
+    tu_tell(tell, xValidate() == PENDING ? 'w' : 'f');
+    if (tu_hear(hear) != 'c')
+        _exit(22);
+    rc = xend();
+    st = tu_stats();
+    n = xConflicts(cf, 4);
+    tu_tell(tell, rc == COMMITTED && st.escalations == 1 &&
+                          st.conflict_aborts == 2 && st.retries_max == 2 &&
+                          n == 1 && cf[0].page == 0 && cf[0].aborts == 2
+                      ? 'y'
+                      : 'n');
+    detach();
+    _exit(0);
+}
+
+/* A requester-wins process that writes page 0 while the escalator holds
+ * it irrevocably: it must lose.  Says 'l' (lost) or 'W'. */
+static void robber(int tell)
+{
+    attach();
+    E(xSetPolicy(XAC_POLICY_REQUESTER_WINS, 0));
+    E(xbegin());
+    *page(0) = 7;
+    tu_tell(tell, xValidate() == FAILED && xend() == ABORTED ? 'l' : 'W');
+    detach();
+    _exit(0);
+}
+
+/* Another writer whose commit must wait for the irrevocable one. */
+static void bystander(int tell)
+{
+    attach();
+    E(xbegin());
+    *page(5) = 55;
+    tu_tell(tell, xend() == COMMITTED ? 'd' : 'n');
+    detach();
+    _exit(0);
+}
+
+static void test_escalation(void)
+{
+    int p2e[2], e2p[2], r2p[2], b2p[2], rc;
+    pid_t esc, rob, by;
+    struct xac_conflict cf[2];
+
+    setenv("XAC_ESCALATE", "2", 1);
+    setenv("XAC_WRITERS", "4096", 1);
+    attach();
+    if (pipe(p2e) || pipe(e2p) || pipe(r2p) || pipe(b2p))
+        abort();
+    /* The holder (us): page 0's writer word, under self-abort. */
+    E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
+    E(xbegin());
+    *page(0) = 1;
+    fflush(NULL);
+    if ((esc = fork()) == 0)
+        escalator(p2e[0], e2p[1]);
+    test_cond("after two aborts the escalator runs irrevocable",
+              tu_hear(e2p[0]) == 'i' && ctl()->ch_irrev != 0);
+    tu_tell(p2e[1], 'g');
+    test_cond("it takes the page from its holder although both self-abort",
+              tu_hear(e2p[0]) == 'w');
+    test_cond("the holder knows it lost", xValidate() == FAILED);
+    fflush(NULL);
+    if ((rob = fork()) == 0)
+        robber(r2p[1]);
+    test_cond("a requester-wins writer cannot take the page from it",
+              tu_hear(r2p[0]) == 'l');
+    fflush(NULL);
+    if ((by = fork()) == 0)
+        bystander(b2p[1]);
+    await(&ctl()->ch_irrev_waiters, 1);
+    test_cond("another commit waits for the irrevocable transaction",
+              ctl()->ch_irrev != 0);
+    tu_tell(p2e[1], 'c');
+    test_cond("the irrevocable transaction commits, and counts it all",
+              tu_hear(e2p[0]) == 'y');
+    test_cond("then the waiting commit goes through",
+              tu_hear(b2p[0]) == 'd');
+    rc = xend();
+    test_cond("the holder's transaction aborts", rc == ABORTED);
+    test_cond("it blames page 0, which the escalator took",
+              xConflicts(cf, 2) == 1 && cf[0].page == 0 &&
+                  cf[0].aborts == 1);
+    test_cond("every process finished",
+              tu_reap(esc) && tu_reap(rob) && tu_reap(by));
+    E(xbegin());
+    rc = *page(0) == 42 && *page(5) == 55;
+    test_cond("the file holds the irrevocable write and the waiting one",
+              xend() == COMMITTED && rc);
+    detach();
+    unsetenv("XAC_ESCALATE");
+    unsetenv("XAC_WRITERS");
+}
+
+/* ---- admission --------------------------------------------------------- */
+
+static volatile int *inside; /* shared: the second writer got in */
+
+/* A writer that records when it is inside its transaction; says after
+ * it committed whether it waited to be admitted: 'w' waited until
+ * admitted, 'o' waited and then ran anyway (no admitted writer finished
+ * for about 20 ms), 'd' did not wait. */
+static void second_writer(int tell, int pg)
+{
+    struct xac_stats st;
+
+    attach();
+    E(xbegin());
+    *inside = 1;
+    *page(pg) = pg;
+    if (xend() != COMMITTED) {
+        tu_tell(tell, 'n');
+        _exit(0);
+    }
+    st = tu_stats();
+    tu_tell(tell, st.admission_overruns > 0 ? 'o'
+                  : st.admission_waits > 0  ? 'w'
+                                            : 'd');
+    detach();
+    _exit(0);
+}
+
+static void test_admission(void)
+{
+    int c2p[2], st, early;
+    pid_t pid;
+    char c;
+
+    inside = mmap(NULL, sizeof *inside, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (inside == MAP_FAILED || pipe(c2p) != 0)
+        abort();
+    setenv("XAC_WRITERS", "1", 1);
+    attach();
+    test_cond("XAC_WRITERS=1 is in effect", tu_stats().writers == 1);
+
+    /* A second writer waits while we run. */
+    *inside = 0;
+    E(xbegin());
+    *page(2) = 2;
+    fflush(NULL);
+    if ((pid = fork()) == 0)
+        second_writer(c2p[1], 3);
+    await(&ctl()->ch_admit_waiters, 1);
+    early = *inside;
+    test_cond("we commit", xend() == COMMITTED);
+    c = tu_hear(c2p[0]);
+    /* Unless we were descheduled for 20 ms meanwhile (then it ran anyway,
+     * and says so), it was not inside before we committed. */
+    test_cond("a second writer waited to be admitted, and then ran",
+              (c == 'w' && early == 0) || c == 'o');
+    test_cond("it finished", tu_reap(pid) && *inside == 1);
+
+    /* We wait for a writer that waits for us: it runs after all. */
+    *inside = 0;
+    E(xbegin());
+    *page(4) = 4;
+    fflush(NULL);
+    if ((pid = fork()) == 0)
+        second_writer(c2p[1], 5);
+    c = tu_hear(c2p[0]);
+    test_cond("a writer the admitted one waits for runs after all, and "
+              "counts it",
+              c == 'o' && *inside == 1);
+    test_cond("and both commit", xend() == COMMITTED && tu_reap(pid));
+
+    /* An admitted writer dies: the next one is not held up for good. */
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        attach();
+        E(xbegin());
+        *page(6) = 6;
+        tu_tell(c2p[1], 'a');
+        pause();
+        _exit(0);
+    }
+    test_cond("a writer is admitted", tu_hear(c2p[0]) == 'a' &&
+                                          ctl()->ch_writers == 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    E(xbegin());
+    *page(7) = 7;
+    test_cond("after it died, the next writer runs and commits",
+              xend() == COMMITTED);
+    test_cond("and the count of admitted writers is back to 0",
+              ctl()->ch_writers == 0);
+    detach();
+    munmap((void *)inside, sizeof *inside);
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_WRITERS");
+}
+
+/* An irrevocable transaction's process dies: commits wait no more. */
+static void test_dead_irrevocable(void)
+{
+    int c2p[2], st;
+    pid_t pid;
+
+    setenv("XAC_ESCALATE", "1", 1);
+    setenv("XAC_WRITERS", "4096", 1);
+    attach();
+    if (pipe(c2p) != 0)
+        abort();
+    E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
+    E(xbegin());
+    *page(0) = 1;
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        attach();
+        E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
+        E(xbegin());
+        *page(0) = 2; /* loses: we hold it */
+        if (xend() != ABORTED)
+            _exit(20);
+        E(xbegin()); /* irrevocable */
+        tu_tell(c2p[1], 'i');
+        pause();
+        _exit(0);
+    }
+    test_cond("a process runs irrevocable", tu_hear(c2p[0]) == 'i' &&
+                                                ctl()->ch_irrev != 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    test_cond("after it died, a commit that waited for it goes through",
+              xend() == COMMITTED);
+    test_cond("and the token is free", ctl()->ch_irrev == 0);
+    detach();
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_ESCALATE");
+    unsetenv("XAC_WRITERS");
+}
+
+int main(void)
+{
+    tu_tmpdir();
+    test_hammer();
+    test_escalation();
+    test_admission();
+    test_dead_irrevocable();
+    return test_report();
+}
