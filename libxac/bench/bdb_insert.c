@@ -25,6 +25,7 @@
  * This file is the store; the driver, its options and the results are
  * described in common/kv_driver.h.
  */
+/* xaclab-link: -ldb */
 #include "kv_driver.h"
 #include "tree_opts.h"
 #include "workload.h"

@@ -58,6 +58,12 @@
  *                         measured inserts of all processes)
  *   log_syncs_per_insert  ratio (insert, counters with a log): the same
  *                         delta of log_syncs / keys
+ *   write_bytes_per_insert bytes (insert, not on tmpfs): what the timed
+ *                         processes caused to be written to storage, by
+ *                         the kernel's I/O accounting (getrusage of the
+ *                         reaped children, ru_oublock: pages dirtied
+ *                         through write() or a mapping; a page dirtied
+ *                         again after its writeback counts again), / keys
  *   aborts                count (counters with aborts): transactions the
  *                         store aborted and retried during the timed
  *                         phase, one sample per process per repetition

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #define MAX_LATENCY_SAMPLES 100000
 #define TOP_LATENCIES 100
@@ -17,7 +19,26 @@
 
 /* The results of one configuration, in the order they are printed. */
 enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
-       R_ABORTS, NRESULTS };
+       R_ABORTS, R_WRITE_BYTES, NRESULTS };
+
+#define TMPFS_MAGIC_NUMBER 0x01021994
+
+/* Bytes the reaped children caused to be written to storage so far: the
+ * kernel's I/O accounting (write_bytes, pages dirtied through write() or a
+ * mapping), which getrusage reports in 512-byte blocks. */
+static double children_write_bytes(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_CHILDREN, &ru) == 0 ? (double)ru.ru_oublock * 512
+                                                : 0;
+}
+
+/* tmpfs writes nothing to storage: no write_bytes_per_insert there. */
+static int on_storage(const char *dir)
+{
+    struct statfs fs;
+    return statfs(dir, &fs) == 0 && fs.f_type != TMPFS_MAGIC_NUMBER;
+}
 
 struct child_arg {
     const struct xb_kv_run *run;
@@ -267,7 +288,9 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         st->log_mark(cfg, dir);
     (void)xb_settle(dir); /* noise only: a failure changes nothing */
     memset(run->sh, 0, run->sh_bytes);
+    double written = children_write_bytes();
     int64_t ns = run_children(run, cfg, dir);
+    written = children_write_bytes() - written;
     if (ns < 0) {
         fprintf(stderr, "%s: %s\n", st->prog, st->refused);
         return 2;
@@ -299,6 +322,8 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
     }
     if (run->op == XB_KV_INSERT)
         add_log(run, cfg, dir, rs);
+    if (run->op == XB_KV_INSERT && on_storage(dir))
+        xb_sample(rs[R_WRITE_BYTES], written / (double)run->count);
     uint64_t used = 0;
     if ((run->verify || st->bytes_used) &&
         check_store(run, cfg, dir, &used) != 0)
@@ -365,7 +390,9 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
                       XB_LOWER),
         xb_result_new("search-tree", op, sut, "log_syncs_per_insert", "ratio",
                       XB_LOWER),
-        xb_result_new("search-tree", op, sut, "aborts", "count", XB_LOWER)};
+        xb_result_new("search-tree", op, sut, "aborts", "count", XB_LOWER),
+        xb_result_new("search-tree", op, sut, "write_bytes_per_insert",
+                      "bytes", XB_LOWER)};
     int rc = 0;
     run->nlatency = 0;
     for (long long r = 0; r < run->reps && rc == 0; r++)
