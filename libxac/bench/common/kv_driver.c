@@ -103,6 +103,8 @@ static int measure_all(struct xb_kv_run *run, const struct xb_kv_config *cfgs,
 
 int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
 {
+    if (argc > 1 && strcmp(argv[1], "crash") == 0)
+        return xb_crash_main(argc - 1, argv + 1, st);
     static const char *const orders[] = {"random", "sorted", NULL};
     long long count = -1, reps = -1, procs = 1, seed = XB_WORKLOAD_SEED;
     int quick = 0, verify = 0, no_verify = 0;

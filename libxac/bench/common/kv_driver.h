@@ -112,7 +112,10 @@ struct xb_kv_request {
 enum xb_kv_use {
     XB_KV_MEASURE, /* a child, for the timed operations */
     XB_KV_LOAD,    /* the parent, to load the keys untimed */
-    XB_KV_CHECK    /* the parent, to verify and measure the store */
+    XB_KV_CHECK,   /* the parent, to verify and measure the store */
+    XB_KV_RECOVER  /* the crash suite, after a crash: as the first process
+                      to open it then, running the store's recovery
+                      (crash/crash.h) */
 };
 
 /* open's answer when the store refuses one more process. */
@@ -195,6 +198,9 @@ struct xb_kv_store {
                    const struct xb_kv_counters *counters, xb_result *r);
 };
 
+/* "<program> crash ..." runs the crash-consistency suite on the store
+ * (crash/crash.h); anything else the benchmark. */
 int xb_kv_main(int argc, char **argv, const struct xb_kv_store *store);
+int xb_crash_main(int argc, char **argv, const struct xb_kv_store *store);
 
 #endif
