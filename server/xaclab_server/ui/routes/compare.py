@@ -4,7 +4,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import ParamRolesDep, SessionDep
+from xaclab_contracts.suites import declared_systems
+
+from xaclab_server.api.deps import ParamRolesDep, SessionDep, SuitesDep
 from xaclab_server.models import Machine, Run
 from xaclab_server.schemas.comparison import ComparisonOut
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
@@ -25,7 +27,11 @@ def _int(text: str | None) -> int | None:
 
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(
-    request: Request, session: SessionDep, roles: ParamRolesDep, _reader: PageReader
+    request: Request,
+    session: SessionDep,
+    roles: ParamRolesDep,
+    suites: SuitesDep,
+    _reader: PageReader,
 ) -> Response:
     query = {k: v[:100] for k, v in request.query_params.items()}
     result: ComparisonOut | None = None
@@ -59,6 +65,7 @@ def compare_page(
             "runs": runs,
             "machines": machines,
             "export": str(request.url.query),
+            "systems": list(declared_systems(suites)),
         },
         status=422 if error else 200,
     )

@@ -106,12 +106,17 @@ def submit_run(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, session: SessionDep, _reader: PageReader, run_id: int) -> Response:
+def run_page(
+    request: Request, session: SessionDep, suites: SuitesDep, _reader: PageReader, run_id: int
+) -> Response:
     run = session.get(Run, run_id)
     if run is None:
         return not_found(request, f"Run {run_id}")
     machine = session.get_one(Machine, run.machine_id)
-    return render(request, "run.html", {"run": run, "machine": machine})
+    suite = suites.get(run.suite)
+    # The systems the run's suite compares (name, title), for its comparison links.
+    systems = [(d.name, d.title) for d in suite.system_decls.values()] if suite else []
+    return render(request, "run.html", {"run": run, "machine": machine, "systems": systems})
 
 
 @router.post("/runs/{run_id}/{action}", response_class=HTMLResponse)
