@@ -2,8 +2,10 @@
 #include "crash.h"
 
 #include "clock.h"
+#include "scratch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +55,8 @@ static void check(const struct xc_run *run, const char *dir,
             rc);
         return;
     }
+    if (st->observe && st->observe(h, &c->counters) == 0)
+        c->observed = 1;
     long long found = 0;
     unsigned char v[XB_KV_MAX_VALUE];
     for (size_t i = 0; i < n; i++) {
@@ -99,9 +103,29 @@ static void check(const struct xc_run *run, const char *dir,
     }
 }
 
+/* The first line the recovery wrote on stderr, appended to c->why. */
+static void add_stderr(const char *log, struct xc_check *c)
+{
+    char line[160] = "";
+    FILE *f = fopen(log, "r");
+    if (f == NULL)
+        return;
+    if (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        size_t used = strlen(c->why);
+        snprintf(c->why + used, sizeof c->why - used, " (it said: %s)", line);
+    }
+    fclose(f);
+}
+
 int xc_check_store(const struct xc_run *run, const char *dir,
                    const unsigned char *expect, size_t n, struct xc_check *c)
 {
+    /* What the store says while it recovers goes to a file, not to the
+     * job's log (Berkeley DB complains at every recovery from a power
+     * cut about the regions it then removes); a finding quotes it. */
+    char log[4096];
+    xb_path(log, sizeof log, run->scratch, "recovery.stderr");
     int fd[2];
     memset(c, 0, sizeof *c);
     if (pipe(fd) != 0)
@@ -115,6 +139,11 @@ int xc_check_store(const struct xc_run *run, const char *dir,
     }
     if (pid == 0) {
         close(fd[0]);
+        int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (lf >= 0) {
+            dup2(lf, 2);
+            close(lf);
+        }
         alarm(XC_RECOVER_LIMIT);
         struct xc_check mine;
         memset(&mine, 0, sizeof mine);
@@ -147,11 +176,15 @@ int xc_check_store(const struct xc_run *run, const char *dir,
                  WIFSIGNALED(status) ? WTERMSIG(status)
                                      : WEXITSTATUS(status));
     }
+    if (c->lost || c->uncommitted || c->violations)
+        add_stderr(log, c);
     return 0;
 }
 
 int xc_tally_add(struct xc_tally *t, const struct xc_check *c)
 {
+    if (c->observed && t->points == 0)
+        t->counters = c->counters;
     t->recovery_ms[t->points++] = c->recovery_ms;
     t->acked += c->acked;
     t->lost += c->lost;

@@ -62,6 +62,8 @@ struct xc_check {
     long long acked, lost, uncommitted, in_flight, violations;
     int in_flight_present; /* the in-flight key is visible */
     double recovery_ms;
+    int observed; /* counters holds the recovered store's (observe) */
+    struct xb_kv_counters counters;
     char why[256]; /* the first violation, in words */
 };
 
@@ -70,6 +72,7 @@ struct xc_tally {
     long long points, acked, lost, uncommitted, in_flight, violations;
     double *recovery_ms; /* [points] */
     long long findings;  /* crash points with a loss or a violation */
+    struct xb_kv_counters counters; /* the first recovery's, for params */
 };
 
 /* Key index i -> what the check expects of it. */

@@ -37,7 +37,6 @@ static int mode_is_durable(const struct xb_kv_store *st, const char *mode)
 static void emit(const struct xc_run *run, const char *kind,
                  const struct xc_tally *t)
 {
-    static const struct xb_kv_counters none;
     const char *bench = strcmp(kind, "process") == 0 ? "process-crash"
                                                      : "power-loss";
     const char *sut = run->st->sut;
@@ -75,7 +74,7 @@ static void emit(const struct xc_run *run, const char *kind,
         if (strcmp(kind, "power") == 0)
             xb_param_int(r, "inserts", run->inserts);
         xb_param_int(r, "value_bytes", run->cfg->value_bytes);
-        run->st->params(run->cfg, &none, r);
+        run->st->params(run->cfg, &t->counters, r);
         xb_result_emit(r);
     }
 }
