@@ -12,8 +12,8 @@
 #include <string.h>
 
 #define MAX_OPTIONS 32
-#define DEFAULT_POINTS 10000
-#define QUICK_POINTS 1000
+#define DEFAULT_POINTS 1000
+#define QUICK_POINTS 20
 #define DEFAULT_INSERTS 24
 
 static const char *const kinds[] = {"process", "power", "all", NULL};
@@ -115,8 +115,8 @@ int xb_crash_main(int argc, char **argv, const struct xb_kv_store *st)
         {"kind", XB_OPT_CHOICE, &kind, 0, 0, kinds,
          "process (SIGKILL), power (simulated power loss) or all (default)"},
         {"points", XB_OPT_INT, &points, 1, 100000000, NULL,
-         "crash points of each kind and configuration (default 10000, "
-         "quick 1000)"},
+         "crash points of each kind and configuration (default 1000, "
+         "quick 20)"},
         {"seed", XB_OPT_INT, &seed, 0, INT64_MAX, NULL,
          "seed of the keys and of every random choice (default 20050520)"},
         {"inserts", XB_OPT_INT, &inserts, 1, 100000, NULL,
@@ -126,7 +126,7 @@ int xb_crash_main(int argc, char **argv, const struct xb_kv_store *st)
         {"mode", XB_OPT_CHOICE, &mode, 0, 0, st->modes, "one mode by hand"},
         {"tree", XB_OPT_CHOICE, &tree, 0, 0, xb_st_trees, st->tree_help},
         {"quick", XB_OPT_FLAG, &quick, 0, 0, NULL,
-         "the nightly profile: 1000 crash points of each kind"},
+         "20 crash points of each kind: seconds"},
         {"keep", XB_OPT_FLAG, &keep, 0, 0, NULL,
          "power: keep the state of every finding beside the scratch "
          "directory"},

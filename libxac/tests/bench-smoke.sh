@@ -149,6 +149,30 @@ for p in bdb_insert lmdb_insert; do
     usage "$p"
 done
 
+# The systems that allow several processes on one store.
+for p in sqlite_insert; do
+    check "$p" search-tree sqlite
+    check "$p" search-tree sqlite --procs 2 --order sorted --mode wal_off
+    check "$p" search-tree sqlite --procs 2 --durability nondurable --tree all
+    skips "$p" --tree cobtree
+    check "$p" search-tree sqlite --op search --count 1000 --reps 1 --procs 2
+    check "$p" search-tree sqlite --op scan --count 1000 --reps 1
+    usage "$p"
+done
+# The systems that allow one process per store: --procs 2 measures nothing.
+for p in pmemobj_insert rocksdb_insert; do
+    sut=${p%%_*}
+    check "$p" search-tree "$sut"
+    check "$p" search-tree "$sut" --order sorted --tree all
+    skips "$p" --tree cobtree
+    skips "$p" --procs 2
+    check "$p" search-tree "$sut" --op search --count 1000 --reps 1
+    check "$p" search-tree "$sut" --op scan --count 1000 --reps 1
+    usage "$p"
+done
+check rocksdb_insert search-tree rocksdb --durability nondurable
+skips pmemobj_insert --durability nondurable
+
 for p in tree_insert tree_blocks; do
     check "$p" search-tree libxac --count 400 --reps 1
     usage "$p"
