@@ -26,4 +26,4 @@ def packages(directory: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(packages(Path(sys.argv[1]) if len(sys.argv) > 1 else SUITES)))
+    sys.stdout.write("".join(f"{p}\n" for p in packages(Path(sys.argv[1]) if len(sys.argv) > 1 else SUITES)))

@@ -35,8 +35,14 @@ def test_a_program_whose_library_is_gone_is_a_problem_naming_the_packages(
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     subprocess.run(
-        ["cc", "-o", str(bin_dir / "sqlite_insert"), str(tmp_path / "main.c"),
-         f"-L{tmp_path}", "-lgone"],
+        [
+            "cc",
+            "-o",
+            str(bin_dir / "sqlite_insert"),
+            str(tmp_path / "main.c"),
+            f"-L{tmp_path}",
+            "-lgone",
+        ],
         check=True,
     )
     lib.unlink()

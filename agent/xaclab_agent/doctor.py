@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from xaclab_agent.config import Config
 from xaclab_agent.errors import ConfigError
 from xaclab_agent.state import load_registration
 from xaclab_agent.writecache import JOURNAL_NAME
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -98,11 +98,7 @@ def check_libraries(config: Config) -> list[Finding]:
             if not needs or program in checked or not path.is_file():
                 continue  # check_programs reports a missing program
             checked.add(program)
-            missing = [
-                line.split()[0]
-                for line in _ldd(path).splitlines()
-                if "not found" in line
-            ]
+            missing = [line.split()[0] for line in _ldd(path).splitlines() if "not found" in line]
             for decl in needs:
                 if missing:
                     findings.append(

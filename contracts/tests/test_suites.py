@@ -31,7 +31,11 @@ MINIMAL: dict[str, Any] = {
     "programs": ["a", "b"],
     "sut": {"a": ["libxac"], "b": ["os"]},
     "systems": {
-        "libxac": {"title": "LIBXAC", "modes": {"on": "durable", "off": "nondurable"}, "packages": []},
+        "libxac": {
+            "title": "LIBXAC",
+            "modes": {"on": "durable", "off": "nondurable"},
+            "packages": [],
+        },
         "os": {"title": "the OS", "modes": {}, "packages": ["util-linux"], "processes": "one"},
     },
     "profiles": {"quick": ["--quick"], "full": []},

@@ -172,11 +172,48 @@ static struct record *find(const struct pm *h, uint64_t key)
     PMEMoid at = h->buckets[bucket_of(h, key)];
     while (!OID_IS_NULL(at)) {
         struct record *rec = pmemobj_direct(at);
+        if (rec == NULL) /* not in this pool: the chain ends here */
+            return NULL;
         if (rec->key == key)
             return rec;
         at = rec->next;
     }
     return NULL;
+}
+
+/* Inside a transaction: fill the new record n (oid) and put it at the
+ * head of its bucket; unlink and free old, the record it replaces, if any. */
+static void add_record(struct pm *h, PMEMoid oid, struct record *n,
+                       const struct record *old, uint64_t key,
+                       const unsigned char *val, size_t vlen)
+{
+    PMEMoid *head = &h->buckets[bucket_of(h, key)];
+    n->key = key;
+    n->next = *head;
+    n->vlen = (uint32_t)vlen;
+    memcpy(n->value, val, vlen);
+    pmemobj_persist(h->pop, n, sizeof *n + vlen);
+    pmemobj_tx_add_range_direct(head, sizeof *head);
+    *head = oid;
+    if (old == NULL) {
+        pmemobj_tx_add_range_direct(&h->root->records,
+                                    sizeof h->root->records);
+        h->root->records++;
+        return;
+    }
+    for (PMEMoid *p = &n->next; !OID_IS_NULL(*p);) {
+        struct record *at = pmemobj_direct(*p);
+        if (at == NULL)
+            return;
+        if (at == old) {
+            PMEMoid gone = *p;
+            pmemobj_tx_add_range_direct(p, sizeof *p);
+            *p = old->next;
+            pmemobj_tx_free(gone);
+            return;
+        }
+        p = &at->next;
+    }
 }
 
 static int put(struct pm *h, uint64_t key, const unsigned char *val,
@@ -190,32 +227,12 @@ static int put(struct pm *h, uint64_t key, const unsigned char *val,
             memcpy(rec->value, val, vlen);
         } else {
             /* A new record (or one whose value changes size: replaced). */
-            PMEMoid *head = &h->buckets[bucket_of(h, key)];
             PMEMoid oid = pmemobj_tx_alloc(sizeof *rec + vlen, 2);
             struct record *n = pmemobj_direct(oid);
-            n->key = key;
-            n->next = *head;
-            n->vlen = (uint32_t)vlen;
-            memcpy(n->value, val, vlen);
-            pmemobj_persist(h->pop, n, sizeof *n + vlen);
-            pmemobj_tx_add_range_direct(head, sizeof *head);
-            *head = oid;
-            if (rec != NULL) { /* unlink and free the old one */
-                for (PMEMoid *p = &n->next; !OID_IS_NULL(*p);
-                     p = &((struct record *)pmemobj_direct(*p))->next) {
-                    if (pmemobj_direct(*p) == rec) {
-                        PMEMoid old = *p;
-                        pmemobj_tx_add_range_direct(p, sizeof *p);
-                        *p = rec->next;
-                        pmemobj_tx_free(old);
-                        break;
-                    }
-                }
-            } else {
-                pmemobj_tx_add_range_direct(&h->root->records,
-                                            sizeof h->root->records);
-                h->root->records++;
-            }
+            if (n == NULL) /* pmemobj_tx_alloc aborts by itself; for the analyser */
+                pmemobj_tx_abort(ENOMEM);
+            else
+                add_record(h, oid, n, rec, key, val, vlen);
         }
     } TX_ONABORT {
         fprintf(stderr, "%s: insert aborted: %s\n", PROG, pmemobj_errormsg());

@@ -71,7 +71,7 @@ static int load_trace(const char *path, struct trace *t, const char *prog)
     size_t size = t->raw ? fread(t->raw, 1, (size_t)st.st_size, f) : 0;
     fclose(f);
     size_t cap = 1024, at = 0;
-    t->ops = malloc(cap * sizeof *t->ops);
+    t->ops = calloc(cap, sizeof *t->ops);
     if (t->raw == NULL || t->ops == NULL)
         xb_die_errno("malloc");
     t->ready = SIZE_MAX;
@@ -84,10 +84,13 @@ static int load_trace(const char *path, struct trace *t, const char *prog)
             break;
         o.payload = t->raw + at;
         at += payload;
-        if (t->n == cap && (t->ops = realloc(t->ops, (cap *= 2) *
-                                                        sizeof *t->ops)) ==
-                               NULL)
-            xb_die_errno("realloc");
+        if (t->n == cap) {
+            t->ops = realloc(t->ops, 2 * cap * sizeof *t->ops);
+            if (t->ops == NULL)
+                xb_die_errno("realloc");
+            memset(t->ops + cap, 0, cap * sizeof *t->ops);
+            cap *= 2;
+        }
         if (o.r.type == XT_MARK && o.r.aux == XT_MARK_READY)
             t->ready = t->n;
         if (o.r.fid >= t->nfid)
@@ -202,7 +205,7 @@ static void rebuild(const struct trace *t, size_t k, const char *dir,
     size_t *last_sync = calloc(nf, sizeof *last_sync);
     long long *unsynced = calloc(nf, sizeof *unsynced);
     long long *keep = calloc(nf, sizeof *keep);
-    int *torn = calloc(nf, sizeof *torn), *fds = malloc(nf * sizeof *fds);
+    int *torn = calloc(nf, sizeof *torn), *fds = calloc(nf, sizeof *fds);
     struct name *names = calloc(MAX_NAMES, sizeof *names);
     if (!last_sync || !unsynced || !keep || !torn || !fds || !names)
         xb_die_errno("calloc");
@@ -229,7 +232,6 @@ static void rebuild(const struct trace *t, size_t k, const char *dir,
     for (uint32_t f = 0; f < nf; f++) {
         keep[f] = (long long)xb_rng_below(rng, (uint64_t)unsynced[f] + 1);
         torn[f] = keep[f] < unsynced[f] && xb_rng_below(rng, 2);
-        fds[f] = -1;
         kept_total += keep[f];
         unsynced_total += unsynced[f];
     }
@@ -263,7 +265,7 @@ static void rebuild(const struct trace *t, size_t k, const char *dir,
                 continue;
             whole = ord < keep[f];
         }
-        if (fds[f] < 0) {
+        if (fds[f] == 0) { /* 0: not open yet (stdin is never a stage file) */
             char path[4096], nm[32];
             snprintf(nm, sizeof nm, "%u", f);
             fds[f] = open(xb_path(path, sizeof path, stage, nm),
@@ -294,7 +296,7 @@ static void rebuild(const struct trace *t, size_t k, const char *dir,
         }
     }
     for (uint32_t f = 0; f < nf; f++)
-        if (fds[f] >= 0)
+        if (fds[f] > 0)
             close(fds[f]);
     free(seen);
     free(last_sync);
@@ -463,6 +465,8 @@ int xc_power(const struct xc_run *run, struct xc_tally *t)
             if (first + run->inserts > (long long)run->nkeys ||
                 record(run, dir, trace_path, first) != 0 ||
                 load_trace(trace_path, &tr, run->st->prog) != 0) {
+                free(tr.raw);
+                free(tr.ops);
                 free(expect);
                 return -1;
             }

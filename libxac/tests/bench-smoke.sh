@@ -149,16 +149,14 @@ for p in bdb_insert lmdb_insert; do
     usage "$p"
 done
 
-# The systems that allow several processes on one store.
-for p in sqlite_insert; do
-    check "$p" search-tree sqlite
-    check "$p" search-tree sqlite --procs 2 --order sorted --mode wal_off
-    check "$p" search-tree sqlite --procs 2 --durability nondurable --tree all
-    skips "$p" --tree cobtree
-    check "$p" search-tree sqlite --op search --count 1000 --reps 1 --procs 2
-    check "$p" search-tree sqlite --op scan --count 1000 --reps 1
-    usage "$p"
-done
+# SQLite allows several processes on one store.
+check sqlite_insert search-tree sqlite
+check sqlite_insert search-tree sqlite --procs 2 --order sorted --mode wal_off
+check sqlite_insert search-tree sqlite --procs 2 --durability nondurable --tree all
+skips sqlite_insert --tree cobtree
+check sqlite_insert search-tree sqlite --op search --count 1000 --reps 1 --procs 2
+check sqlite_insert search-tree sqlite --op scan --count 1000 --reps 1
+usage sqlite_insert
 # The systems that allow one process per store: --procs 2 measures nothing.
 for p in pmemobj_insert rocksdb_insert; do
     sut=${p%%_*}

@@ -44,8 +44,8 @@ from xaclab_server.services.reproduction import load_report_figures
 from xaclab_server.services.results import load_validator
 from xaclab_server.services.suites import Suite, load_suites
 from xaclab_server.services.throttle import Throttle
-from xaclab_server.ui import pages
 from xaclab_server.ui import crash as crash_page
+from xaclab_server.ui import pages
 from xaclab_server.ui import reproduction as reproduction_page
 
 log = logging.getLogger("xaclab_server")

@@ -81,13 +81,11 @@ def test_every_durable_mode_keeps_every_acknowledged_commit(program: str, tmp_pa
 
 
 @pytest.mark.parametrize("program", ["lmdb_insert", "sqlite_insert", "rocksdb_insert"])
-def test_a_power_cut_takes_what_a_nondurable_mode_never_synced(
-    program: str, tmp_path: Path
-) -> None:
+def test_a_power_cut_takes_what_a_nondurable_mode_never_synced(program: str, tmp_path: Path) -> None:
     results, stderr = crash(
         program, tmp_path, "--points", "60", "--durability", "nondurable", "--kind", "power"
     )
-    ((_, mode, _, _), metrics), = totals(results).items()
+    (((_, mode, _, _), metrics),) = totals(results).items()
     assert SUITE.system_decls[results[0]["sut"]].durability(mode) == "nondurable"
     assert metrics["acked_lost"] > 0
     assert "FINDING: power-loss crash point" in stderr and "Reproduce: " in stderr
@@ -98,5 +96,5 @@ def test_a_process_crash_keeps_even_unsynced_commits(tmp_path: Path) -> None:
     results, _ = crash(
         "lmdb_insert", tmp_path, "--points", "40", "--durability", "nondurable", "--kind", "process"
     )
-    ((_, mode, _, _), metrics), = totals(results).items()
+    (((_, mode, _, _), metrics),) = totals(results).items()
     assert mode == "nosync" and metrics["acked_lost"] == 0 and metrics["acked_commits"] > 40

@@ -3,7 +3,6 @@
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
-
 from xaclab_contracts.suites import declared_systems
 
 from xaclab_server.api.deps import ParamRolesDep, SessionDep, SuitesDep
