@@ -83,26 +83,6 @@ static uint64_t bucket_of(const struct pm *h, uint64_t key)
     return (key * 0x9e3779b97f4a7c15ULL) >> 32 & (h->root->nbuckets - 1);
 }
 
-static int pm_plan(const struct xb_kv_request *rq, struct xb_kv_config *cfgs)
-{
-    int n = 0;
-    if (xb_st_baseline_skips(PROG, rq->tree))
-        return 0;
-    if (rq->procs > 1) {
-        fprintf(stderr, "%s: PMDK lets one process open a pool at a time; "
-                "--procs %d measures nothing.\n", PROG, rq->procs);
-        return 0;
-    }
-    for (const char *const *m = rq->modes; *m != NULL; m++)
-        cfgs[n++] = (struct xb_kv_config){*m, rq->procs, rq->count,
-                                          XB_VALUE_BYTES, NULL};
-    if (n == 0)
-        fprintf(stderr, "%s: libpmemobj has no nondurable mode (every "
-                "commit is flushed); --durability nondurable measures "
-                "nothing.\n", PROG);
-    return n;
-}
-
 static int pm_close(void *hv)
 {
     struct pm *h = hv;
@@ -356,8 +336,8 @@ int main(int argc, char **argv)
                            "ordinary file); nondurable measures nothing",
         .tree_help = XB_ST_BASELINE_TREE_HELP,
         .options = options,
+        .one_process = "PMDK lets one process open a pool at a time",
         .refused = "PMDK refused a second process on the pool.",
-        .plan = pm_plan,
         .create = pm_create,
         .open = pm_open,
         .insert = pm_insert,

@@ -48,22 +48,6 @@ static int failed(const char *what, char *err)
     return -1;
 }
 
-static int rk_plan(const struct xb_kv_request *rq, struct xb_kv_config *cfgs)
-{
-    int n = 0;
-    if (xb_st_baseline_skips(PROG, rq->tree))
-        return 0;
-    if (rq->procs > 1) {
-        fprintf(stderr, "%s: RocksDB lets one process open a database at a "
-                "time; --procs %d measures nothing.\n", PROG, rq->procs);
-        return 0;
-    }
-    for (const char *const *m = rq->modes; *m != NULL; m++)
-        cfgs[n++] = (struct xb_kv_config){*m, rq->procs, rq->count,
-                                          XB_VALUE_BYTES, NULL};
-    return n;
-}
-
 static int rk_close(void *hv)
 {
     struct rk *h = hv;
@@ -244,8 +228,8 @@ int main(int argc, char **argv)
         .durability_help = "durable: the WAL synced at every put; "
                            "nondurable: written, not synced",
         .tree_help = XB_ST_BASELINE_TREE_HELP,
+        .one_process = "RocksDB lets one process open a database at a time",
         .refused = "RocksDB refused a second process on the database.",
-        .plan = rk_plan,
         .create = rk_create,
         .open = rk_open,
         .insert = rk_insert,

@@ -169,14 +169,7 @@ int xb_crash_main(int argc, char **argv, const struct xb_kv_store *st)
             : st->durable_modes;
     struct xb_kv_request rq = {tree, modes, 1, (long long)nkeys};
     struct xb_kv_config cfgs[XB_KV_MAX_CONFIGS];
-    int ncfg = 0;
-    if (st->plan) {
-        ncfg = st->plan(&rq, cfgs);
-    } else if (!xb_st_baseline_skips(st->prog, tree)) {
-        for (const char *const *m = modes; *m != NULL; m++)
-            cfgs[ncfg++] = (struct xb_kv_config){*m, 1, (long long)nkeys,
-                                                 XB_VALUE_BYTES, NULL};
-    }
+    int ncfg = st->plan ? st->plan(&rq, cfgs) : xb_kv_plan_modes(st, &rq, cfgs);
     if (ncfg <= 0) {
         free(keys);
         return ncfg == 0 ? 0 : 2;

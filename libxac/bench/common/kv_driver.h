@@ -152,6 +152,9 @@ struct xb_kv_store {
     const struct xb_opt *options; /* the store's own, ending with {0} */
     int latency_top; /* keep every latency: report <op>_latency_top */
     const char *refused; /* the sentence for XB_KV_REFUSED */
+    /* Optional: why the system lets one process open a store at a time;
+     * then --procs above 1 measures nothing and says this. */
+    const char *one_process;
 
     /* Optional: the configurations to measure (at most XB_KV_MAX_CONFIGS)
      * for the request; their number, 0 when the options select nothing
@@ -201,6 +204,12 @@ struct xb_kv_store {
 /* "<program> crash ..." runs the crash-consistency suite on the store
  * (crash/crash.h); anything else the benchmark. */
 int xb_kv_main(int argc, char **argv, const struct xb_kv_store *store);
+/* The plan of a store without one of its own: each selected mode one
+ * configuration; none (said on stderr) under a single LIBXAC --tree, above
+ * one process where the store allows one, or when the store has no mode of
+ * the durability asked for. */
+int xb_kv_plan_modes(const struct xb_kv_store *store,
+                     const struct xb_kv_request *rq, struct xb_kv_config *cfgs);
 int xb_crash_main(int argc, char **argv, const struct xb_kv_store *store);
 
 #endif
