@@ -55,7 +55,7 @@ rocksdb_tool() { # SYNC
   rm -rf "$work/tool.rocksdb"
   db_bench --benchmarks=fillrandom --num="$n" --key_size=8 --value_size=512 --threads=1 \
     --sync="$1" --db="$work/tool.rocksdb" --seed=20050520 2>/dev/null |
-    awk '/^fillrandom/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "ops/sec;") print $i }'
+    awk '/^fillrandom/ { for (i = 2; i <= NF; i++) if ($i == "ops/sec") print $(i - 1) }'
 }
 line rocksdb durable "$(rocksdb_tool 1)" "$(driver rocksdb_insert durable)"
 line rocksdb nosync "$(rocksdb_tool 0)" "$(driver rocksdb_insert nosync)"
