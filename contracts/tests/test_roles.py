@@ -26,7 +26,7 @@ FORMER_SYSTEM_SPECIFIC = {
 FORMER_OBSERVED = {"write_protect", "access_control"}
 # The knobs of the systems added since (SQLite, PMDK, RocksDB: docs/benchmarks-systems.md),
 # declared "system" in the suite files, no line in the server.
-ADDED_SYSTEM_SPECIFIC = {"mmap_mib", "synchronous", "pool_mib", "wal_sync"}
+ADDED_SYSTEM_SPECIFIC = {"mmap_mib", "synchronous", "pool_mib", "wal_sync", "memtable_mib"}
 
 
 def suite(name: str, params: dict[str, str], recorded: dict[str, str]) -> Suite:

@@ -7,8 +7,10 @@
  * iterator over the whole database.  Modes (--mode, result param "mode"):
  *   durable  default: WriteOptions.sync, the WAL is synced at every put
  *   nosync   the WAL is written to the OS, not synced (nondurable)
- * Options otherwise RocksDB's defaults (64 MiB memtable, so a run of up to
- * about 100,000 records never flushes or compacts).  One process at a time:
+ * Options otherwise RocksDB's defaults, but for a memtable twice the size
+ * of the run's records (at least the default 64 MiB), so the timed phase
+ * never flushes or compacts: RocksDB's background threads do not survive
+ * the driver's fork (param memtable_mib).  One process at a time:
  * RocksDB locks the database directory, so --procs above 1 measures
  * nothing (says so on stderr).  "log_bytes_per_insert" is how much the WAL
  * files (*.log) grew during the timed inserts, divided by count.
@@ -38,6 +40,14 @@ struct rk {
     rocksdb_writeoptions_t *w;
     rocksdb_readoptions_t *r;
 };
+
+/* Twice the records' bytes (key, value and about 30 bytes of memtable
+ * entry), at least RocksDB's default 64 MiB. */
+static size_t memtable_bytes(const struct xb_kv_config *cfg)
+{
+    size_t want = 2 * (size_t)cfg->count * (cfg->value_bytes + 40);
+    return want > (64u << 20) ? want : (64u << 20);
+}
 
 static int failed(const char *what, char *err)
 {
@@ -74,6 +84,12 @@ static int rk_open(const struct xb_kv_config *cfg, const char *dir,
         return -1;
     h->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(h->opts, 1);
+    /* A memtable that holds every record of the run: RocksDB's background
+     * threads (flushes, compactions) belong to the process that first
+     * opened a database, and the driver forks its timed processes from
+     * the parent that made and loaded the store, so a flush scheduled in
+     * a child would wait for a thread that is not there. */
+    rocksdb_options_set_write_buffer_size(h->opts, memtable_bytes(cfg));
     /* The benchmark's directory is the database's: no info log beside it. */
     rocksdb_options_set_info_log_level(h->opts, 4 /* HEADER_LEVEL */);
     h->w = rocksdb_writeoptions_create();
@@ -206,6 +222,7 @@ static void rk_params(const struct xb_kv_config *cfg,
     (void)counters;
     xb_param_str(r, "wal_sync", strcmp(cfg->mode, "durable") == 0 ? "every"
                                                                    : "none");
+    xb_param_int(r, "memtable_mib", (long long)(memtable_bytes(cfg) >> 20));
 }
 
 int main(int argc, char **argv)
