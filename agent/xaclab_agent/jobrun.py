@@ -1,5 +1,8 @@
 """One job from its request to its outcome, shared by the daemon and local ``bench``.
 
+A profile with ``repeat_until`` runs the programs several times and pools
+their results (:mod:`.repetition`).
+
 Order matters: every check (suite, profile, params, agent-level factors,
 programs present) happens before anything changes; then the page cache is
 dropped and the write cache set if asked; the programs run; and the write
@@ -23,6 +26,7 @@ from xaclab_agent.factors import Factors, split_factors
 from xaclab_agent.fingerprint import with_storage
 from xaclab_agent.hygiene import drop_caches
 from xaclab_agent.progress import Progress
+from xaclab_agent.repetition import run_repeated
 from xaclab_agent.runner import RunOutcome, plan_job, run_job
 from xaclab_agent.writecache import WriteCacheControl
 
@@ -75,26 +79,44 @@ def execute_job(
         env = {**env, "write_cache": change.env, "hygiene": _hygiene_env(factors)}
         extra = {"write_cache": change.state} if change.state in ("on", "off") else {}
         timeouts = [t for t in (factors.timeout, config.job_timeout) if t]
-        outcome = run_job(
-            suite,
-            profile,
-            rest,
-            bin_dir=config.bin_dir,
-            work_root=target,
-            env=env,
-            on_progress=hooks.on_progress,
-            on_result=hooks.on_result,
-            on_diagnostic=hooks.on_diagnostic,
-            on_stdout_junk=hooks.on_stdout_junk,
-            on_started=children.started,
-            on_exited=children.exited,
-            stop=hooks.stop,
-            cancel=hooks.cancel,
-            timeout=min(timeouts) if timeouts else None,
-            pin_cpu=factors.pin_cpu,
-            noisy_threshold=config.noisy_load,
-            extra_params=extra,
-        )
+        rule = suite.repeat.get(profile)
+
+        def run_once(on_progress: Callable[[Progress], None], timeout: float | None) -> RunOutcome:
+            return run_job(
+                suite,
+                profile,
+                rest,
+                bin_dir=config.bin_dir,
+                work_root=target,
+                env=env,
+                on_progress=on_progress,
+                # Repeated runs are pooled first; the hook sees the pooled results.
+                on_result=_ignore if rule else hooks.on_result,
+                on_diagnostic=hooks.on_diagnostic,
+                on_stdout_junk=hooks.on_stdout_junk,
+                on_started=children.started,
+                on_exited=children.exited,
+                stop=hooks.stop,
+                cancel=hooks.cancel,
+                timeout=timeout,
+                pin_cpu=factors.pin_cpu,
+                noisy_threshold=config.noisy_load,
+                extra_params=extra,
+            )
+
+        timeout = min(timeouts) if timeouts else None
+        if rule is None:
+            outcome = run_once(hooks.on_progress, timeout)
+        else:
+            outcome = run_repeated(
+                run_once,
+                rule,
+                on_progress=hooks.on_progress,
+                timeout=timeout,
+                stopping=lambda: hooks.stop.is_set() or hooks.cancel.is_set(),
+            )
+            for result in outcome.results:
+                hooks.on_result(result)
     finally:
         problem = control.restore(change)
     if outcome.cancelled:

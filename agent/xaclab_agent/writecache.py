@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from xaclab_agent.atomic import atomic_write, fsync_dir
-from xaclab_agent.blockdev import SYS_BLOCK, Disk, describe_disk, read_text, storage_for
+from xaclab_agent.blockdev import SYS_BLOCK, Disk, Storage, describe_disk, read_text, storage_for
 from xaclab_agent.errors import AgentError
 
 JOURNAL_NAME = "write-cache-journal.json"
@@ -83,9 +83,11 @@ def run_tool(argv: list[str]) -> str:
     except (OSError, subprocess.SubprocessError) as exc:
         raise WriteCacheError(f"{argv[0]} could not run: {exc}") from exc
     if done.returncode != 0:
-        detail = (done.stderr or done.stdout).strip().splitlines()
+        # The first line says what went wrong; nvme-cli follows it with its usage text.
+        detail = [line.strip() for line in (done.stderr or done.stdout).splitlines()]
+        detail = [line for line in detail if line]
         raise WriteCacheError(
-            f"{' '.join(argv)} exited {done.returncode}: {detail[-1] if detail else 'no output'}"
+            f"{' '.join(argv)} exited {done.returncode}: {detail[0] if detail else 'no output'}"
         )
     return done.stdout
 
@@ -286,12 +288,14 @@ class WriteCacheControl:
         is_root: Callable[[], bool] = lambda: os.geteuid() == 0,
         backend_for: Callable[[Disk, str], Backend] = pick_backend,
         describe: Callable[[str], Disk] = describe_disk,
+        storage: Callable[[Path], Storage] = storage_for,
     ) -> None:
         self.journal = state_dir / JOURNAL_NAME
         self.mode = mode
         self._is_root = is_root
         self._backend_for = backend_for
         self._describe = describe
+        self._storage = storage
 
     def pending(self) -> bool:
         return self.journal.exists()
@@ -304,7 +308,7 @@ class WriteCacheControl:
         """
         if want not in CHOICES:
             raise WriteCacheError(f"write_cache must be one of {', '.join(CHOICES)}, not {want!r}")
-        storage = storage_for(directory)
+        storage = self._storage(directory)
         if want == "unchanged":
             return self._observe(storage.disks, storage.error)
         if self.pending():
@@ -491,13 +495,20 @@ class WriteCacheControl:
             state = _on(values.pop() is True)
         else:
             state = "mixed"
+        changed = {
+            d.name: b.changes_device and o is not None and s is not None and o != s
+            for d, b, o, s in disks
+        }
         return {
             "requested": requested,
             "state": state,
+            # Whether the device's own cache was switched (not only the kernel's view of it).
+            "device_changed": any(changed.values()),
             "disks": {
                 d.name: {
                     "backend": b.name,
                     "changes_device": b.changes_device,
+                    "device_changed": changed[d.name],
                     "before": "unknown" if o is None else _on(o),
                     "during": "unknown" if s is None else _on(s),
                 }

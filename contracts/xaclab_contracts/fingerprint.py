@@ -5,8 +5,10 @@ contracts/fingerprint-fields.json names two lists of field paths.  The
 canonical JSON of ``{"cpu.model": ..., ...}`` with null for a missing field:
 the agent attaches it to every result and the server recomputes it at
 registration, from this one function, so the two cannot drift apart.  The
-``hardware_fields`` decide whether a machine-against-machine comparison is
-allowed.
+``hardware_fields`` are called out when a comparison across identity
+fingerprints is refused or made (docs/validity.md); :func:`identity_differences`
+names the fields two fingerprints disagree on, for the refusals and flags that
+quote them.
 """
 
 from __future__ import annotations
@@ -50,3 +52,14 @@ def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
     picked = {".".join(path): dig(fingerprint, path) for path in IDENTITY_FIELDS}
     canonical = json.dumps(picked, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def identity_differences(
+    a: dict[str, Any], b: dict[str, Any], fields: tuple[FieldPath, ...] = IDENTITY_FIELDS
+) -> list[str]:
+    """The identity fields in which two fingerprints differ, each as ``path (a against b)``."""
+    return [
+        f"{'.'.join(path)} ({dig(a, path)!r} against {dig(b, path)!r})"
+        for path in fields
+        if dig(a, path) != dig(b, path)
+    ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -83,6 +83,15 @@ class SystemDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class RepeatUntil:
+    """A profile's adaptive repetition: run again until every result's median is known
+    within ``median_ci_percent`` (the 95% interval's half-width), or ``max_runs`` runs."""
+
+    median_ci_percent: float
+    max_runs: int
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     name: str
     title: str
@@ -99,6 +108,8 @@ class Suite:
     # System -> its declaration; every system of ``systems`` has one.
     system_decls: dict[str, SystemDecl]
     declaration: dict[str, Any]  # the file as written, served by GET /api/v1/suites
+    # Profile -> its adaptive repetition; profiles without one run once.
+    repeat: dict[str, RepeatUntil] = field(default_factory=dict)
 
     @property
     def all_systems(self) -> tuple[str, ...]:
@@ -326,13 +337,23 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
         title=declaration.get("title", name),
         description=declaration.get("description", ""),
         programs=tuple(programs),
-        profiles={k: tuple(v) for k, v in declaration["profiles"].items()},
+        profiles={
+            k: tuple(v["args"] if isinstance(v, dict) else v)
+            for k, v in declaration["profiles"].items()
+        },
         params=params,
         recorded=recorded,
         systems={program: tuple(found) for program, found in systems.items()},
         dir_flag=declaration.get("dir_flag", ""),
         system_decls=decls,
         declaration=declaration,
+        repeat={
+            k: RepeatUntil(
+                float(v["repeat_until"]["median_ci_percent"]), int(v["repeat_until"]["max_runs"])
+            )
+            for k, v in declaration["profiles"].items()
+            if isinstance(v, dict)
+        },
     )
 
 

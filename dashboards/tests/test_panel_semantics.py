@@ -21,7 +21,7 @@ from dashboards.tests.test_dashboard_queries import DASHBOARDS, _time_range, _va
 RATIO_OVER_TIME = """
 SELECT
   $__timeGroupAlias(r.created_at, $__interval),
-  m.name || ' $reference / ' || o.sut AS metric,
+  m.name || ' epoch ' || r.epoch || ' $reference / ' || o.sut AS metric,
   percentile_cont(0.5) WITHIN GROUP (ORDER BY r.median)
     / nullif(percentile_cont(0.5) WITHIN GROUP (ORDER BY o.median), 0) AS value
 FROM results r
@@ -46,8 +46,13 @@ ORDER BY 1, 2
 LATEST_STORAGE = """
 SELECT DISTINCT ON (m.name, r.env->'storage'->>'directory')
   m.name AS machine,
+  r.epoch,
   r.created_at AS "time",
-  r.env->'write_cache'->>'state' AS write_cache,
+  CASE r.write_cache WHEN 'on' THEN 'device cache on' WHEN 'off' THEN 'device cache off'
+    WHEN 'kernel-on' THEN 'kernel flushes on; device cache unchanged'
+    WHEN 'kernel-off' THEN 'kernel flushes off; device cache unchanged'
+    ELSE coalesce(r.params->>'write_cache', 'unknown') END AS write_cache,
+  r.env->'write_cache'->>'device_changed' AS device_changed,
   r.env->'write_cache'->>'requested' AS requested,
   r.env->'storage'->>'directory' AS directory,
   r.env->'storage'->>'fstype' AS fstype,

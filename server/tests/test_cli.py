@@ -5,8 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sqlalchemy import select, update
+
+from tests.helpers import result_record
 from xaclab_server.core.db import make_engine, make_sessionmaker
+from xaclab_server.models import Job, Result, Run
 from xaclab_server.services import accounts
+from xaclab_server.services.machines import register_machine
+from xaclab_server.services.results import store_upload
 
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -102,3 +108,44 @@ def test_an_unreadable_admin_password_file_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "XACLAB_ADMIN_PASSWORD_FILE: cannot read" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_judge_results_judges_what_was_stored_unjudged(tmp_path: Path) -> None:
+    """``judge-results`` flags results whose flags are NULL (stored before 0007) and says how
+    many; a second call finds none."""
+    data = tmp_path / "data"
+    env = {
+        "XACLAB_REGISTRATION_TOKEN": "a-long-random-token-for-tests",
+        "XACLAB_DATA_DIR": str(data),
+    }
+    assert run_cli(env, "--migrate-only").returncode == 0
+    engine = make_engine(f"sqlite:///{data / 'xaclab.sqlite3'}")
+    try:
+        with make_sessionmaker(engine)() as session:
+            machine, _token = register_machine(session=session, name="old", fingerprint={})
+            run = Run(machine_id=machine.id, suite="page-touch", profile="quick", params={})
+            session.add(run)
+            session.flush()
+            job = Job(
+                run_id=run.id, machine_id=machine.id, suite="page-touch", profile="quick", params={}
+            )
+            session.add(job)
+            session.flush()
+            store_upload(
+                session=session,
+                job=job,
+                upload_id="u-1",
+                results=[result_record(samples=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])],
+            )
+            session.execute(update(Result).values(flags=None, median_ci_low=None))
+            session.commit()
+        done = run_cli(env, "judge-results")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "judged 1 results\n"
+        with make_sessionmaker(engine)() as session:
+            judged = session.scalars(select(Result)).one()
+            assert judged.flags is not None and "high_variation" in judged.flags
+            assert (judged.median_ci_low, judged.median_ci_high) == (1.0, 6.0)
+        assert run_cli(env, "judge-results").stdout == "judged 0 results\n"
+    finally:
+        engine.dispose()

@@ -2,20 +2,24 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import Engine, inspect, text
 from xaclab_contracts.fingerprint import fingerprint_hash
 
 from alembic import command
 from tests.conftest import PgDatabases
-from xaclab_server.core.db import make_engine
+from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.migrations import alembic_config, upgrade_head
-from xaclab_server.models import Base
+from xaclab_server.models import Base, Result
+from xaclab_server.services import validity
+from xaclab_server.services.statistics import pack_samples
 
 TABLES = {
     "machines",
+    "machine_epochs",
     "runs",
     "jobs",
     "uploads",
@@ -30,6 +34,47 @@ TABLES = {
     "audit_events",
     "alembic_version",
 }
+
+
+# One result as revision 0004 stored it, with its machine, run, job and upload.
+OLD_RESULT_ROWS = [
+    "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, token_hash, approved, "
+    "created_at, last_seen_at) VALUES (1, 'old', :fp, 'h', 't', true, CURRENT_TIMESTAMP, "
+    "CURRENT_TIMESTAMP)",
+    "INSERT INTO runs (id, machine_id, suite, profile, params, status, created_at) "
+    "VALUES (1, 1, 'page-touch', 'quick', '{}', 'succeeded', CURRENT_TIMESTAMP)",
+    "INSERT INTO jobs (id, run_id, machine_id, suite, profile, params, status, progress, "
+    "message, attempt, cancel_requested, created_at) VALUES (1, 1, 1, 'page-touch', "
+    "'quick', '{}', 'succeeded', 1, '', 1, false, CURRENT_TIMESTAMP)",
+    "INSERT INTO uploads (id, upload_id, job_id, received_at) "
+    "VALUES (1, 'u', 1, CURRENT_TIMESTAMP)",
+    "INSERT INTO results (id, upload_pk, job_id, run_id, machine_id, suite, benchmark, sut, "
+    "metric, unit, better, params, n, mean, median, min, max, p99, samples, "
+    "library_version, git_revision, env, created_at) VALUES (1, 1, 1, 1, 1, 'page-touch', "
+    "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', :n, :mean, :mean, :low, "
+    ":high, :high, :samples, '0.1.0', 'abc', :env, CURRENT_TIMESTAMP)",
+]
+
+
+def _store_old_result(
+    url: str, revision: str, samples: list[float], *, fingerprint: Any, env: Any
+) -> Engine:
+    """A database at ``revision`` holding OLD_RESULT_ROWS with these samples."""
+    command.upgrade(alembic_config(url), revision)
+    engine = make_engine(url)
+    values = {
+        "fp": json.dumps(fingerprint),
+        "env": json.dumps(env),
+        "samples": pack_samples(samples),
+        "n": len(samples),
+        "mean": sum(samples) / len(samples),
+        "low": min(samples),
+        "high": max(samples),
+    }
+    with engine.begin() as connection:
+        for row in OLD_RESULT_ROWS:
+            connection.execute(text(row), values)
+    return engine
 
 
 def check_upgrade_from_empty(url: str) -> None:
@@ -123,31 +168,10 @@ def test_0005_adds_an_empty_histogram_column_and_drops_it_again(
 ) -> None:
     """Results stored before 0005 keep their samples and get no histogram; a downgrade to
     0004 keeps them too."""
-    rows = [
-        "INSERT INTO machines (id, name, fingerprint, fingerprint_hash, token_hash, approved, "
-        "created_at, last_seen_at) VALUES (1, 'old', '{}', 'h', 't', true, CURRENT_TIMESTAMP, "
-        "CURRENT_TIMESTAMP)",
-        "INSERT INTO runs (id, machine_id, suite, profile, params, status, created_at) "
-        "VALUES (1, 1, 'page-touch', 'quick', '{}', 'succeeded', CURRENT_TIMESTAMP)",
-        "INSERT INTO jobs (id, run_id, machine_id, suite, profile, params, status, progress, "
-        "message, attempt, cancel_requested, created_at) VALUES (1, 1, 1, 'page-touch', "
-        "'quick', '{}', 'succeeded', 1, '', 1, false, CURRENT_TIMESTAMP)",
-        "INSERT INTO uploads (id, upload_id, job_id, received_at) "
-        "VALUES (1, 'u', 1, CURRENT_TIMESTAMP)",
-        "INSERT INTO results (id, upload_pk, job_id, run_id, machine_id, suite, benchmark, sut, "
-        "metric, unit, better, params, n, mean, median, min, max, p99, samples, "
-        "library_version, git_revision, env, created_at) VALUES (1, 1, 1, 1, 1, 'page-touch', "
-        "'page_touch', 'libxac', 'time_per_page', 'us', 'lower', '{}', 1, 1, 1, 1, 1, 1, "
-        ":samples, '0.1.0', 'abc', '{}', CURRENT_TIMESTAMP)",
-    ]
     packed = bytes.fromhex("000000000000f03f")
     for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
-        command.upgrade(alembic_config(url), "0004")
-        engine = make_engine(url)
+        engine = _store_old_result(url, "0004", [1.0], fingerprint={}, env={})
         try:
-            with engine.begin() as connection:
-                for row in rows:
-                    connection.execute(text(row), {"samples": packed})
             upgrade_head(url)
             with engine.connect() as connection:
                 kept = connection.execute(text("SELECT samples, histogram FROM results")).one()
@@ -221,5 +245,35 @@ def test_0008_keeps_open_sessions_and_counts_them_seen_at_their_start(
                 c["name"] for c in inspect(engine).get_columns("login_sessions")
             }
             assert "audit_events" not in inspect(engine).get_table_names()
+        finally:
+            engine.dispose()
+
+
+def test_0007_leaves_old_results_not_judged_until_judge_results(
+    pg_databases: PgDatabases, tmp_path: Path
+) -> None:
+    """Old results get epoch 1 and NULL flags (shown as "not judged"); their machine gets
+    epoch 1 with its fingerprint; ``xaclab-server judge-results`` then judges them from the
+    stored env and samples."""
+    fingerprint = {"cpu": {"model": "Xeon", "cores": 2}, "kernel": {"release": "6.1.0"}}
+    noisy_env = {**fingerprint, "hygiene": {"noisy": True}}
+    for url in (pg_databases.create(), f"sqlite:///{tmp_path / 'old.sqlite3'}"):
+        engine = _store_old_result(url, "0006", [1.0, 2.0], fingerprint=fingerprint, env=noisy_env)
+        try:
+            upgrade_head(url)
+            with engine.connect() as connection:
+                result = connection.execute(text("SELECT epoch, flags FROM results")).one()
+                machine = connection.execute(text("SELECT epoch FROM machines")).scalar()
+                epoch = connection.execute(
+                    text("SELECT machine_id, epoch, fingerprint_hash FROM machine_epochs")
+                ).one()
+            assert tuple(result) == (1, None) and machine == 1
+            assert tuple(epoch) == (1, 1, "h")
+            with make_sessionmaker(engine)() as session:
+                assert validity.judge_stored(session=session) == 1
+                assert validity.judge_stored(session=session) == 0
+                judged = session.get_one(Result, 1)
+                assert set(judged.flags or {}) == {"noisy", "too_few_samples", "high_variation"}
+                assert judged.median_ci_low is None  # two samples: no interval
         finally:
             engine.dispose()

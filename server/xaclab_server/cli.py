@@ -11,6 +11,10 @@ true (then it logs a warning).
 admin on first run (password from ``XACLAB_ADMIN_PASSWORD`` or the file
 ``XACLAB_ADMIN_PASSWORD_FILE`` names, standard input or a prompt) and
 optionally prints a fresh API token for scripts.
+
+``xaclab-server judge-results`` judges the results stored before validity flags
+existed (their flags are NULL: "not judged") from their stored env and samples,
+with the current rules (docs/validity.md), and prints how many it judged.
 """
 
 import argparse
@@ -33,7 +37,7 @@ from xaclab_server.core.db import make_engine, make_sessionmaker
 from xaclab_server.core.logs import configure_logging
 from xaclab_server.core.migrations import upgrade_head
 from xaclab_server.models.base import utcnow
-from xaclab_server.services import accounts
+from xaclab_server.services import accounts, validity
 from xaclab_server.services.audit import COMMAND_LINE
 
 if TYPE_CHECKING:  # importing the module reads the settings, which main() does with care
@@ -79,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["create-admin"]:
         return create_admin(parse_create_admin(arguments[1:]))
+    if arguments[:1] == ["judge-results"]:
+        return judge_results()
     args = parse_args(arguments)
     log_config = configure_logging(os.environ.get("XACLAB_LOG_FORMAT", "json"))
     try:
@@ -174,17 +180,9 @@ def _admin_password() -> str:
 
 def create_admin(args: argparse.Namespace) -> int:
     """``xaclab-server create-admin``: no default password ever ships; the admin chooses it."""
-    configure_logging("text")
-    try:
-        from xaclab_server.core.config import settings
-    except ValidationError as exc:
-        sys.stderr.write(f"xaclab-server: {exc.errors(include_input=False)[0]['msg']}\n")
+    url = _migrated_database()
+    if url is None:
         return 2
-    url = settings.sqlalchemy_url
-    if url.startswith("sqlite"):
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-    _wait_for_database(url)
-    upgrade_head(url)
     try:
         password = _admin_password()
     except ValueError as exc:
@@ -220,6 +218,40 @@ def create_admin(args: argparse.Namespace) -> int:
     if token:
         sys.stdout.write(token + "\n")
     return 0
+
+
+def judge_results() -> int:
+    """``xaclab-server judge-results``: flags for every result that has none, in batches."""
+    url = _migrated_database()
+    if url is None:
+        return 2
+    engine = make_engine(url)
+    judged = 0
+    try:
+        with make_sessionmaker(engine)() as session:
+            while batch := validity.judge_stored(session=session):
+                judged += batch
+    finally:
+        engine.dispose()
+    sys.stdout.write(f"judged {judged} results\n")
+    return 0
+
+
+def _migrated_database() -> str | None:
+    """For the one-off commands: the database URL once it answers and is migrated, or None
+    (after saying why) when the settings are refused."""
+    configure_logging("text")
+    try:
+        from xaclab_server.core.config import settings
+    except ValidationError as exc:
+        sys.stderr.write(f"xaclab-server: {exc.errors(include_input=False)[0]['msg']}\n")
+        return None
+    url = settings.sqlalchemy_url
+    if url.startswith("sqlite"):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _wait_for_database(url)
+    upgrade_head(url)
+    return url
 
 
 def _wait_for_database(url: str) -> None:

@@ -4,7 +4,7 @@ login sessions (login_sessions.last_seen_at); docs/database.md.
 Sessions open at the upgrade count as seen at their start.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-24
 """
 
@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from alembic import op
 
 revision: str = "0008"
-down_revision: str | None = "0006"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -160,7 +160,9 @@ def test_sut_comparison_pairs_every_tree_with_every_baseline_mode(client: TestCl
     assert suts["only_b"] == 1 and "tree" in suts["note"]
 
 
-def test_machines_must_have_the_same_hardware(client: TestClient) -> None:
+def test_machines_of_different_fingerprints_need_the_cross_machine_flag(client: TestClient) -> None:
+    """Machines whose identity fingerprints differ: 409 naming the fields; asked for across
+    machines, 200 and every pair carries the fields."""
     ids = []
     for name, model in (("lab-x", "EPYC 7302"), ("lab-y", "Xeon E5-2680")):
         reply = client.post(
@@ -171,14 +173,27 @@ def test_machines_must_have_the_same_hardware(client: TestClient) -> None:
                 "fingerprint": {"cpu": {"model": model, "cores": 16}},
             },
         )
-        ids.append(reply.json()["machine_id"])
+        machine_id = reply.json()["machine_id"]
+        headers = {"Authorization": f"Bearer {reply.json()['agent_token']}"}
+        ids.append(machine_id)
+        _run(client, machine_id)
+        _finish_run(client, headers, [result_record(samples=[10.0 + i / 10 for i in range(30)])])
     m1, m2 = ids
-    reply = client.get(
-        "/api/v1/compare", params={"kind": "machines", "a": m1, "b": m2, "suite": "page-touch"}
-    )
-    assert reply.status_code == 422
-    assert "not comparable" in reply.json()["detail"]
-    assert "cpu.model ('EPYC 7302' against 'Xeon E5-2680')" in reply.json()["detail"]
+    query = {"kind": "machines", "a": m1, "b": m2, "suite": "page-touch"}
+    reply = client.get("/api/v1/compare", params=query)
+    assert reply.status_code == 409
+    detail = reply.json()["detail"]
+    assert "not comparable" in detail and "lab-x epoch 1" in detail
+    assert "cpu.model ('EPYC 7302' against 'Xeon E5-2680')" in detail
+    assert "hardware: cpu.model" in detail and "cross_machine=true" in detail
+    across = client.get("/api/v1/compare", params={**query, "cross_machine": "true"})
+    assert across.status_code == 200, across.text
+    out = across.json()
+    assert out["cross_machine"] is True and out["pairs"]
+    for pair in out["pairs"]:
+        assert pair["fingerprint_differences"] == ["cpu.model ('EPYC 7302' against 'Xeon E5-2680')"]
+        assert "across machines: cpu.model differ" in pair["verdict"]
+        assert (pair["where_a"], pair["where_b"]) == ("lab-x epoch 1", "lab-y epoch 1")
     missing = client.get("/api/v1/compare", params={"kind": "runs", "a": 1, "b": 999999})
     assert missing.status_code == 422
 

@@ -27,7 +27,9 @@ def test_machines_list(client: TestClient) -> None:
     assert machine["online"] is True
     assert machine["fingerprint_hash"].startswith("sha256:")
     assert len(machine["fingerprint_hash"]) == len("sha256:") + 64
-    assert set(machine) == {"id", "name", "fingerprint_hash", "last_seen_at", "online", "approved"}
+    assert machine["epoch"] == 1, "a new machine starts its first epoch"
+    keys = {"id", "name", "fingerprint_hash", "last_seen_at", "online", "approved", "epoch"}
+    assert set(machine) == keys
 
 
 def test_suites_are_the_declarations(client: TestClient) -> None:

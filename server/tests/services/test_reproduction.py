@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 
 from tests.helpers import result_record
 from tests.reproduction_helpers import os_result, register_machine, store_results, touch
-from xaclab_server.services.reproduction import REPORT_TABLES, describe_fingerprint
+from xaclab_server.services.reproduction import REPORT_TABLES
+from xaclab_server.services.reproduction_machine import describe_fingerprint
 
 
 def report(client: TestClient, machine_id: int) -> dict[str, Any]:

@@ -60,14 +60,14 @@ def test_bootstrap_is_seeded_and_covers_the_truth() -> None:
 
 def test_verdicts_are_honest() -> None:
     inside = RatioInterval(ratio=1.02, low=0.97, high=1.08)
-    assert verdict(p=0.01, interval=inside, better="lower") == (False, "no significant difference")
+    assert verdict(q=0.01, interval=inside, better="lower") == (False, "no significant difference")
     clear = RatioInterval(ratio=0.8, low=0.75, high=0.85)
-    assert verdict(p=0.2, interval=clear, better="lower") == (False, "no significant difference")
-    significant, words = verdict(p=0.001, interval=clear, better="lower")
+    assert verdict(q=0.2, interval=clear, better="lower") == (False, "no significant difference")
+    significant, words = verdict(q=0.001, interval=clear, better="lower")
     assert significant and "20.0% lower (better)" in words
-    assert "(worse)" in verdict(p=0.001, interval=clear, better="higher")[1]
+    assert "(worse)" in verdict(q=0.001, interval=clear, better="higher")[1]
     nan = RatioInterval(ratio=math.nan, low=math.nan, high=math.nan)
-    assert verdict(p=0.0, interval=nan, better="lower")[0] is False
+    assert verdict(q=0.0, interval=nan, better="lower")[0] is False
 
 
 @pytest.mark.parametrize(

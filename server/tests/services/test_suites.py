@@ -23,7 +23,10 @@ def suites() -> dict[str, Suite]:
 
 def test_the_repository_suites_load(suites: dict[str, Suite]) -> None:
     page_touch = suites["page-touch"]
-    assert tuple(page_touch.profiles) == ("quick", "full")
+    assert tuple(page_touch.profiles) == ("quick", "full", "precise")
+    # "precise" repeats the quick profile until every median is known within ±2%.
+    assert page_touch.profiles["precise"] == ("--quick",)
+    assert page_touch.repeat["precise"].median_ci_percent == 2
     assert page_touch.params["max_pages"].max == 1024
 
 

@@ -8,6 +8,7 @@ from xaclab_server.models.job import Job
 from xaclab_server.models.job_log import JobLog
 from xaclab_server.models.login_session import LoginSession
 from xaclab_server.models.machine import Machine
+from xaclab_server.models.machine_epoch import MachineEpoch
 from xaclab_server.models.matrix import Matrix
 from xaclab_server.models.result import Result
 from xaclab_server.models.run import Run
@@ -24,6 +25,7 @@ __all__ = [
     "JobLog",
     "LoginSession",
     "Machine",
+    "MachineEpoch",
     "Matrix",
     "Result",
     "Run",

@@ -5,6 +5,11 @@ current token (re-registering replaces it, so the old token stops working);
 the token itself is never stored.  ``approved`` is false for a machine that
 registered without the registration token: its agent may not claim work
 until an admin approves it.
+
+``fingerprint`` and ``fingerprint_hash`` are those of the current ``epoch``: a
+registration whose identity hash differs starts a new epoch
+(:class:`~xaclab_server.models.machine_epoch.MachineEpoch`), and results keep
+the epoch they were stored in.
 """
 
 from datetime import datetime
@@ -27,3 +32,4 @@ class Machine(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
     approved: Mapped[bool] = mapped_column(default=True, server_default=true())
+    epoch: Mapped[int] = mapped_column(default=1, server_default="1")

@@ -7,12 +7,23 @@ and is NULL otherwise.  ``n``, ``mean``, ``median``, ``min``, ``max``, ``stddev`
 and ``p99`` are computed by the server from one or the other
 (:mod:`xaclab_server.services.statistics`), never taken from a client.
 ``stddev`` is NULL when there is one sample.
+
+Validity (docs/validity.md), judged by the server at ingest from the result's
+own env and samples (:mod:`xaclab_server.services.validity`): ``flags`` maps
+each flag raised to the sentence that says why, ``{}`` for a clean result and
+NULL for one stored before flags existed ("not judged").  ``median_ci_low`` and
+``median_ci_high`` are the 95% interval of the median (NULL below six samples
+or when not judged); ``write_cache`` is the write cache the result ran under
+with its scope (``on``, ``off``, ``kernel-on``, ``kernel-off``; NULL when
+unknown).  ``epoch`` is the machine's epoch the result belongs to
+(:mod:`xaclab_server.models.machine_epoch`): series never mix epochs.
 """
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, LargeBinary, Text
+from sqlalchemy import JSON, ForeignKey, Index, LargeBinary, Text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from xaclab_server.models.base import Base, utcnow
@@ -75,3 +86,11 @@ class Result(Base):
     git_revision: Mapped[str] = mapped_column(Text)
     env: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    epoch: Mapped[int] = mapped_column(default=1, server_default="1")
+    # Python None is SQL NULL ("not judged"), never the JSON value null.
+    flags: Mapped[dict[str, Any] | None] = mapped_column(
+        JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+    )
+    median_ci_low: Mapped[float | None]
+    median_ci_high: Mapped[float | None]
+    write_cache: Mapped[str | None] = mapped_column(Text)

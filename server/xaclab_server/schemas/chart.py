@@ -32,6 +32,8 @@ class PageTouchChart(BaseModel):
     n: list[int]
     series: list[ChartSeries]
     floor: list[FloorRow]
+    # Points drawn from results with a validity flag, or not judged (docs/validity.md).
+    flagged: int = 0
 
 
 class ChartLine(BaseModel):
@@ -50,6 +52,8 @@ class SuiteChart(BaseModel):
     x: list[float]
     x_labels: list[str]
     series: list[ChartLine]
+    # Points drawn from results with a validity flag, or not judged (docs/validity.md).
+    flagged: int = 0
 
 
 class RunCharts(BaseModel):

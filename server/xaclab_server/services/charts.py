@@ -19,6 +19,7 @@ def page_touch_chart(*, run: Run, results: Sequence[Result]) -> PageTouchChart:
     points: dict[tuple[str, bool], dict[int, float]] = {key: {} for key in SERIES}
     units: set[str] = set()
     floor: list[FloorRow] = []
+    flagged: dict[tuple[str, bool], dict[int, bool]] = {key: {} for key in SERIES}
     for result in sorted(results, key=lambda r: r.id):
         if result.sut == "os":
             floor.append(_floor_row(result))
@@ -34,6 +35,7 @@ def page_touch_chart(*, run: Run, results: Sequence[Result]) -> PageTouchChart:
             continue
         # A later result for the same point (a resent run of it) replaces an earlier one.
         points[key][int(n)] = result.median
+        flagged[key][int(n)] = result.flags is None or bool(result.flags)
         units.add(result.unit)
     ns = sorted({n for series in points.values() for n in series})
     return PageTouchChart(
@@ -51,6 +53,7 @@ def page_touch_chart(*, run: Run, results: Sequence[Result]) -> PageTouchChart:
             for access, advisory in SERIES
         ],
         floor=floor,
+        flagged=sum(sum(f.values()) for f in flagged.values()),
     )
 
 

@@ -2,10 +2,13 @@
 
 :func:`run_comparison` picks the kind of comparison of
 :mod:`.comparisons`; :func:`comparison_out` is its reply body, pairs with
-no finite ratio or interval given as null.
+no finite ratio or interval given as null.  Kinds ``runs`` and ``machines``
+take ``cross_machine``: without it, sides of different identity fingerprints or
+epochs are refused (:class:`.comparability.NotComparable`, HTTP 409).
 """
 
 import math
+from dataclasses import asdict
 from typing import Literal
 
 from sqlalchemy.orm import Session
@@ -13,7 +16,13 @@ from xaclab_contracts.roles import ParamRoles
 
 from xaclab_server.schemas.comparison import ComparisonOut, PairOut
 from xaclab_server.services import comparisons, significance
-from xaclab_server.services.comparisons import Comparison, ComparisonError
+from xaclab_server.services.comparability import ComparisonError
+from xaclab_server.services.comparisons import Comparison
+
+CORRECTION = (
+    "Benjamini–Hochberg across this comparison's pairs: a pair is called different when "
+    "q < alpha and its interval excludes 1; p is each pair's own test."
+)
 
 BINNED_NOTE = (
     "{binned} of the {pairs} pairs (binned: true in the JSON and CSV) compare results that "
@@ -36,6 +45,7 @@ def run_comparison(
     factor: str | None,
     statistic: Literal["median", "mean"],
     roles: ParamRoles,
+    cross_machine: bool = False,
 ) -> Comparison:
     """The comparison a query asks for; ComparisonError with a sentence if it cannot be made.
 
@@ -48,7 +58,12 @@ def run_comparison(
             raise ComparisonError(f"Comparing {kind} takes two ids as a and b.") from None
         if kind == "runs":
             return comparisons.compare_runs(
-                session=session, a=ids[0], b=ids[1], statistic=statistic, roles=roles
+                session=session,
+                a=ids[0],
+                b=ids[1],
+                statistic=statistic,
+                roles=roles,
+                cross_machine=cross_machine,
             )
         if not suite:
             raise ComparisonError("Comparing machines needs a suite.")
@@ -59,6 +74,7 @@ def run_comparison(
             suite=suite,
             statistic=statistic,
             roles=roles,
+            cross_machine=cross_machine,
         )
     if kind == "sut":
         return comparisons.compare_suts(
@@ -88,28 +104,22 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _maybe(value: float | None) -> float | None:
+    return None if value is None else _finite(value)
+
+
 def comparison_out(comparison: Comparison) -> ComparisonOut:
     pairs = [
         PairOut(
-            suite=p.suite,
-            benchmark=p.benchmark,
-            sut=p.sut,
-            metric=p.metric,
-            unit=p.unit,
-            better=p.better,
-            params=p.params,
-            n_a=p.n_a,
-            n_b=p.n_b,
-            stat_a=p.stat_a,
-            stat_b=p.stat_b,
-            ratio=_finite(p.ratio),
-            ci_low=_finite(p.ci_low),
-            ci_high=_finite(p.ci_high),
-            p_value=p.p_value,
-            test=p.test,
-            significant=p.significant,
-            verdict=p.verdict,
-            binned=p.binned,
+            **{
+                **asdict(p),
+                "ratio": _finite(p.ratio),
+                "ci_low": _finite(p.ci_low),
+                "ci_high": _finite(p.ci_high),
+                "median_ci_a": _maybe(p.median_ci_a),
+                "median_ci_b": _maybe(p.median_ci_b),
+                "detectable": _maybe(p.detectable),
+            }
         )
         for p in comparison.pairs
     ]
@@ -125,9 +135,13 @@ def comparison_out(comparison: Comparison) -> ComparisonOut:
         resamples=significance.RESAMPLES,
         seed=significance.SEED,
         alpha=significance.ALPHA,
+        correction=CORRECTION,
+        cross_machine=comparison.cross_machine,
+        fingerprint_differences=comparison.fingerprint_differences,
         note=note,
         only_a=comparison.only_a,
         only_b=comparison.only_b,
         significant=sum(p.significant for p in pairs),
+        in_doubt=sum(p.in_doubt for p in pairs),
         pairs=pairs,
     )

@@ -3,10 +3,7 @@
 Four kinds (docs/server.md, "Comparisons"):
 
 - ``runs``: any two runs; results match on suite, benchmark, sut, metric and params.
-- ``machines``: the newest run of a suite on each of two machines, only when
-  the machines are comparable: the same ``HARDWARE_FIELDS`` in their
-  fingerprints (kernel, file system and the like may differ: those are what
-  such a comparison is for).
+- ``machines``: the newest run of a suite on each of two machines.
 - ``sut``: LIBXAC against Berkeley DB or LMDB inside one run (or matrix);
   results match on suite, benchmark, metric and their ``workload`` params, as
   paired ratios.
@@ -16,71 +13,39 @@ Four kinds (docs/server.md, "Comparisons"):
 Which params are ``workload``, ``system`` or ``observed`` the suite files say
 (:mod:`xaclab_contracts.roles`): a new knob of a program needs a line in its
 suite file, not a change here.  ``observed`` params (what the kernel allowed)
-are never matched on.
+are never matched on.  A result's ``write_cache`` param is matched on with its
+scope (:func:`xaclab_contracts.validity.write_cache_setting`): ``kernel-off``,
+the kernel's view alone, never pairs with the device's ``off``.
 
-Each pair gets ``stat(B) / stat(A)`` with a seeded bootstrap interval and a
-Mann–Whitney U test on the raw samples (:mod:`.significance`).  Results are
-immutable, so a pair's numbers are cached by the ids of its results.
-
-Several results for one key pool their samples.  When a result of a pair
-carries a histogram (more than 100,000 samples), every result of both sides is
-merged into one histogram per side (raw samples put into the same buckets),
-and the pair is ``binned``: its statistics, bootstrap and U test use the
-bucket representatives, values in one bucket counting as ties
-(docs/server.md, "Comparisons").
+Runs and machines are compared only within one identity fingerprint and
+epoch, unless the caller asks for a cross-machine comparison
+(:mod:`.comparability`); a run or matrix's sut and factor comparisons pair
+results of one machine epoch only, and say which.  Each pair is measured by
+:mod:`.pairs`, and the verdicts are decided over all of them (:mod:`.verdicts`:
+Benjamini–Hochberg, and the doubts of flagged results).
 """
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
-from xaclab_contracts.fingerprint import HARDWARE_FIELDS, dig
 from xaclab_contracts.roles import ParamRoles, shipped_roles
 from xaclab_contracts.suites import Role
+from xaclab_contracts.validity import WRITE_CACHE_LABELS
 
 from xaclab_server.models import Job, Machine, Result, Run
-from xaclab_server.services import histogram, significance
-from xaclab_server.services.histogram import Histogram
+from xaclab_server.services import comparability, verdicts
+from xaclab_server.services.comparability import ComparisonError, Epochs, epoch_of
+from xaclab_server.services.pairs import Pair, Row, Statistic, canonical, measure
 
 # A sut comparison pairs every variant of A (say tree=btree, tree=cobtree) with
 # every variant of B (mode=not_durable, mode=nosync) that ran the same workload:
 # a variant is a result's params with these roles.
 VARIANT_ROLES: frozenset[Role] = frozenset({"system", "observed"})
-CACHE_SIZE = 4096
-Statistic = Literal["median", "mean"]
-
-
-class ComparisonError(ValueError):
-    """A comparison that cannot be made; the message is a sentence (HTTP 422)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    suite: str
-    benchmark: str
-    metric: str
-    unit: str
-    better: str
-    sut: str
-    params: dict[str, Any]
-    n_a: int
-    n_b: int
-    stat_a: float
-    stat_b: float
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    test: str
-    significant: bool
-    verdict: str
-    binned: bool  # compared on histogram buckets, not raw samples
+__all__ = ["Comparison", "ComparisonError", "Pair"]
 
 
 @dataclass(slots=True)
@@ -93,22 +58,8 @@ class Comparison:
     only_a: int = 0
     only_b: int = 0
     note: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """A result with the params it is matched on (its own plus its job's factors)."""
-
-    result: Result
-    params: dict[str, Any]
-
-
-_cache: "OrderedDict[tuple[Any, ...], Pair]" = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def _canonical(params: dict[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+    cross_machine: bool = False
+    fingerprint_differences: list[str] = field(default_factory=list)
 
 
 def as_text(value: Any) -> str:
@@ -117,20 +68,31 @@ def as_text(value: Any) -> str:
     return str(value)
 
 
-def _rows(session: Session, where: Iterable[Any]) -> list[Row]:
+def matched_params(result: Result, job_params: dict[str, Any] | None) -> dict[str, Any]:
+    """The params a result is matched on: its own, its job's where it has none, and
+    ``write_cache`` with its scope (``kernel-off`` is not the device's ``off``)."""
+    return merge_params(result.params, result.write_cache, job_params)
+
+
+def merge_params(
+    params: dict[str, Any], write_cache: str | None, job_params: dict[str, Any] | None
+) -> dict[str, Any]:
+    merged = dict(params or {})
+    for key, value in (job_params or {}).items():
+        merged.setdefault(key, value)
+    if "write_cache" in merged and write_cache is not None:
+        merged["write_cache"] = write_cache
+    return merged
+
+
+def _rows(session: Session, where: Iterable[Any], *, with_job: bool = True) -> list[Row]:
     found = session.execute(
         select(Result, Job.params)
         .join(Job, Job.id == Result.job_id)
         .where(*where)
         .order_by(Result.id)
     ).all()
-    rows = []
-    for result, job_params in found:
-        merged = dict(result.params)
-        for key, value in (job_params or {}).items():
-            merged.setdefault(key, value)
-        rows.append(Row(result=result, params=merged))
-    return rows
+    return [Row(r, matched_params(r, jp if with_job else None)) for r, jp in found]
 
 
 def _scope(session: Session, *, run_id: int | None, matrix_id: int | None) -> list[Any]:
@@ -145,25 +107,58 @@ def _scope(session: Session, *, run_id: int | None, matrix_id: int | None) -> li
 
 
 def compare_runs(
-    *, session: Session, a: int, b: int, statistic: Statistic, roles: ParamRoles | None = None
+    *,
+    session: Session,
+    a: int,
+    b: int,
+    statistic: Statistic,
+    roles: ParamRoles | None = None,
+    cross_machine: bool = False,
+    labels: tuple[str, str] | None = None,
 ) -> Comparison:
+    """Run B against run A; NotComparable (409) across identity fingerprints or epochs
+    unless ``cross_machine``."""
     for run_id in (a, b):
         if session.get(Run, run_id) is None:
             raise ComparisonError(f"Run {run_id} does not exist.")
-    rows_a = [Row(r.result, r.result.params) for r in _rows(session, [Result.run_id == a])]
-    rows_b = [Row(r.result, r.result.params) for r in _rows(session, [Result.run_id == b])]
-    comparison = Comparison("runs", f"run {a}", f"run {b}", statistic)
-    _pair_up(comparison, rows_a, rows_b, key=_full_key(roles or shipped_roles()))
+    rows_a = _rows(session, [Result.run_id == a], with_job=False)
+    rows_b = _rows(session, [Result.run_id == b], with_job=False)
+    a_label, b_label = labels or (f"run {a}", f"run {b}")
+    comparison = Comparison("runs", a_label, b_label, statistic, cross_machine=cross_machine)
+    side_a, side_b = {epoch_of(r) for r in rows_a}, {epoch_of(r) for r in rows_b}
+    epochs = comparability.load_epochs(session, side_a | side_b)
+    comparison.fingerprint_differences = comparability.check(
+        epochs,
+        side_a,
+        side_b,
+        a_label=a_label,
+        b_label=b_label,
+        cross_machine=cross_machine,
+        carried=comparability.env_differences(rows_a, rows_b),
+    )
+    _pair_up(comparison, rows_a, rows_b, key=_full_key(roles or shipped_roles()), epochs=epochs)
+    comparison.note = _epochs_note(epochs, side_a, side_b, comparison)
     return comparison
 
 
-def hardware_differences(a: Machine, b: Machine) -> list[str]:
-    differences = []
-    for path in HARDWARE_FIELDS:
-        left, right = dig(a.fingerprint, path), dig(b.fingerprint, path)
-        if left != right:
-            differences.append(f"{'.'.join(path)} ({left!r} against {right!r})")
-    return differences
+def _epochs_note(
+    epochs: Epochs, side_a: set[tuple[int, int]], side_b: set[tuple[int, int]], c: Comparison
+) -> str:
+    if not side_a or not side_b:
+        return ""
+    if side_a == side_b and not c.fingerprint_differences:
+        return f"Both sides ran on {epochs.label(side_a)}."
+    if c.fingerprint_differences:
+        return (
+            f"Cross-machine comparison: A ran on {epochs.label(side_a)}, B on "
+            f"{epochs.label(side_b)}; their identity fingerprints differ in "
+            + "; ".join(c.fingerprint_differences)
+            + ". Every pair names those fields."
+        )
+    return (
+        f"A ran on {epochs.label(side_a)}, B on {epochs.label(side_b)}: different "
+        "epochs or machines with the same identity fingerprint."
+    )
 
 
 def compare_machines(
@@ -174,20 +169,15 @@ def compare_machines(
     suite: str,
     statistic: Statistic,
     roles: ParamRoles | None = None,
+    cross_machine: bool = False,
 ) -> Comparison:
+    """The newest run of ``suite`` on each machine, compared as runs are."""
     machines = [session.get(Machine, m) for m in (a, b)]
     for machine_id, machine in zip((a, b), machines, strict=True):
         if machine is None:
             raise ComparisonError(f"Machine {machine_id} does not exist.")
     ma, mb = machines
     assert ma is not None and mb is not None
-    differences = hardware_differences(ma, mb)
-    if differences:
-        raise ComparisonError(
-            f"Machines {ma.name} and {mb.name} are not comparable: their hardware differs in "
-            + "; ".join(differences)
-            + ". Compare results of one machine, or of machines with the same hardware."
-        )
     runs = []
     for machine in (ma, mb):
         run_id = session.scalar(
@@ -200,12 +190,15 @@ def compare_machines(
             raise ComparisonError(f"Machine {machine.name} has no {suite} results.")
         runs.append(run_id)
     comparison = compare_runs(
-        session=session, a=runs[0], b=runs[1], statistic=statistic, roles=roles
+        session=session,
+        a=runs[0],
+        b=runs[1],
+        statistic=statistic,
+        roles=roles,
+        cross_machine=cross_machine,
+        labels=(f"{ma.name} (run {runs[0]})", f"{mb.name} (run {runs[1]})"),
     )
     comparison.kind = "machines"
-    comparison.a_label = f"{ma.name} (run {runs[0]})"
-    comparison.b_label = f"{mb.name} (run {runs[1]})"
-    comparison.note = "Same hardware fields: " + ", ".join(".".join(p) for p in HARDWARE_FIELDS)
     return comparison
 
 
@@ -221,40 +214,57 @@ def compare_suts(
 ) -> Comparison:
     roles = roles or shipped_roles()
     rows = _rows(session, _scope(session, run_id=run_id, matrix_id=matrix_id))
+    epochs = comparability.load_epochs(session, {epoch_of(r) for r in rows})
     comparison = Comparison("sut", a, b, statistic)
     side_a = _variants([r for r in rows if r.result.sut == a], roles)
     side_b = _variants([r for r in rows if r.result.sut == b], roles)
     comparison.only_a = len(set(side_a) - set(side_b))
     comparison.only_b = len(set(side_b) - set(side_a))
+    pairs = []
     for workload in sorted(set(side_a) & set(side_b)):
         for variant_a, group_a in sorted(side_a[workload].items()):
             for variant_b, group_b in sorted(side_b[workload].items()):
-                pair = _pair(group_a, group_b, statistic)
                 labelled = {
                     **_params_without(group_a[0], roles, VARIANT_ROLES),
                     **{f"{a}.{k}": v for k, v in json.loads(variant_a).items()},
                     **{f"{b}.{k}": v for k, v in json.loads(variant_b).items()},
                 }
-                comparison.pairs.append(replace(pair, params=labelled))
+                pair = _placed(measure(group_a, group_b, statistic), group_a, group_b, epochs)
+                pairs.append(replace(pair, params=labelled))
+    comparison.pairs = verdicts.finish(pairs)
     told_apart = {k for r in rows if r.result.sut in (a, b) for k in _variant_params(r, roles)}
     comparison.note = (
         "Matched on the workload; system-specific params tell variants apart and every "
         f"variant of {a} is paired with every variant of {b}: "
         + (", ".join(sorted(told_apart)) or "none")
+        + ". "
+        + _within_epochs_note(epochs, rows)
     )
     return comparison
 
 
+def _within_epochs_note(epochs: Epochs, rows: list[Row]) -> str:
+    keys = {epoch_of(r) for r in rows}
+    if len(keys) <= 1:
+        return f"All results ran on {epochs.label(keys)}." if keys else ""
+    return (
+        f"The results span {epochs.label(keys)}; each pair is within one machine epoch "
+        "(where_a, where_b)."
+    )
+
+
 def _variants(rows: list[Row], roles: ParamRoles) -> dict[tuple[str, ...], dict[str, list[Row]]]:
-    """Rows by workload key, then by their system-specific (and observed) params."""
+    """Rows by workload key (within one machine epoch), then by their system-specific (and
+    observed) params."""
     grouped: dict[tuple[str, ...], dict[str, list[Row]]] = {}
     for row in rows:
-        variant = _canonical(_variant_params(row, roles))
+        variant = canonical(_variant_params(row, roles))
         r = row.result
-        workload = _canonical(_params_without(row, roles, VARIANT_ROLES))
-        grouped.setdefault((r.suite, r.benchmark, r.metric, r.unit, workload), {}).setdefault(
-            variant, []
-        ).append(row)
+        workload = canonical(_params_without(row, roles, VARIANT_ROLES))
+        where = f"{r.machine_id}:{r.epoch}"
+        grouped.setdefault(
+            (where, r.suite, r.benchmark, r.metric, r.unit, workload), {}
+        ).setdefault(variant, []).append(row)
     return grouped
 
 
@@ -270,6 +280,7 @@ def compare_factor(
     roles: ParamRoles | None = None,
 ) -> Comparison:
     rows = _rows(session, _scope(session, run_id=run_id, matrix_id=matrix_id))
+    epochs = comparability.load_epochs(session, {epoch_of(r) for r in rows})
     comparison = Comparison("factor", f"{factor}={a}", f"{factor}={b}", statistic)
 
     def side(value: str) -> list[Row]:
@@ -279,8 +290,34 @@ def compare_factor(
             if factor in r.params and as_text(r.params[factor]) == value
         ]
 
-    _pair_up(comparison, side(a), side(b), key=_full_key(roles or shipped_roles()))
+    full = _full_key(roles or shipped_roles())
+    _pair_up(
+        comparison,
+        side(a),
+        side(b),
+        key=lambda row: (f"{row.result.machine_id}:{row.result.epoch}", *full(row)),
+        epochs=epochs,
+    )
+    notes = [_within_epochs_note(epochs, rows)]
+    if factor == "write_cache":
+        notes.append(_write_cache_note(rows, (a, b)))
+    comparison.note = " ".join(n for n in notes if n)
     return comparison
+
+
+def _write_cache_note(rows: list[Row], asked: tuple[str, str]) -> str:
+    """Say where kernel-only write-cache results went: under their own values, not off/on."""
+    found: dict[str, int] = {}
+    for row in rows:
+        value = row.result.write_cache
+        if value in ("kernel-on", "kernel-off") and value not in asked:
+            found[value] = found.get(value, 0) + 1
+    return " ".join(
+        f"{count} result(s) changed only the kernel's view of the write cache "
+        f"({WRITE_CACHE_LABELS[value]}): they are not write_cache="
+        f"{value.removeprefix('kernel-')}; compare them as write_cache={value}."
+        for value, count in sorted(found.items())
+    )
 
 
 def _params_without(row: Row, roles: ParamRoles, left_out: frozenset[Role]) -> dict[str, Any]:
@@ -300,7 +337,7 @@ def _full_key(roles: ParamRoles) -> Callable[[Row], tuple[str, ...]]:
     def key(row: Row) -> tuple[str, ...]:
         r = row.result
         kept = _params_without(row, roles, observed)
-        return (r.suite, r.benchmark, r.sut, r.metric, r.unit, _canonical(kept))
+        return (r.suite, r.benchmark, r.sut, r.metric, r.unit, canonical(kept))
 
     return key
 
@@ -311,6 +348,7 @@ def _pair_up(
     rows_b: list[Row],
     *,
     key: Callable[[Row], tuple[str, ...]],
+    epochs: Epochs,
 ) -> None:
     groups_a: dict[tuple[str, ...], list[Row]] = {}
     groups_b: dict[tuple[str, ...], list[Row]] = {}
@@ -319,77 +357,23 @@ def _pair_up(
             groups.setdefault(key(row), []).append(row)
     comparison.only_a = len(set(groups_a) - set(groups_b))
     comparison.only_b = len(set(groups_b) - set(groups_a))
+    pairs = []
     for k in sorted(set(groups_a) & set(groups_b)):
-        comparison.pairs.append(_pair(groups_a[k], groups_b[k], comparison.statistic))
+        measured = measure(groups_a[k], groups_b[k], comparison.statistic)
+        pairs.append(_placed(measured, groups_a[k], groups_b[k], epochs))
+    comparison.pairs = verdicts.finish(pairs)
 
 
-def _samples(rows: list[Row]) -> np.ndarray[Any, np.dtype[np.float64]]:
-    # Several results for one key (a resent or repeated measurement) pool their samples.
-    return np.concatenate([np.frombuffer(r.result.samples, dtype="<f8") for r in rows])
-
-
-def _histogram(rows: list[Row]) -> Histogram:
-    """The side's results merged into one histogram; raw samples go into the same buckets."""
-    parts = []
-    for row in rows:
-        stored = row.result.histogram
-        if stored is not None:
-            parts.append(histogram.unpack(stored))
-        else:
-            parts.append(histogram.from_samples(np.frombuffer(row.result.samples, dtype="<f8")))
-    return histogram.merge(parts)
-
-
-def _pair(rows_a: list[Row], rows_b: list[Row], statistic: Statistic) -> Pair:
-    cache_key = (
-        tuple(r.result.id for r in rows_a),
-        tuple(r.result.id for r in rows_b),
-        statistic,
-        _canonical(rows_a[0].params),
+def _placed(pair: Pair, rows_a: list[Row], rows_b: list[Row], epochs: Epochs) -> Pair:
+    """The pair with where each side ran and, across fingerprints, the fields that differ."""
+    side_a, side_b = {epoch_of(r) for r in rows_a}, {epoch_of(r) for r in rows_b}
+    differences = epochs.differences(side_a, side_b)
+    differences += [
+        d for d in comparability.env_differences(rows_a, rows_b) if d not in differences
+    ]
+    return replace(
+        pair,
+        where_a=epochs.label(side_a),
+        where_b=epochs.label(side_b),
+        fingerprint_differences=differences,
     )
-    with _cache_lock:
-        cached = _cache.get(cache_key)
-        if cached is not None:
-            _cache.move_to_end(cache_key)
-            return cached
-    binned = any(r.result.histogram is not None for r in (*rows_a, *rows_b))
-    xa: significance.Group
-    xb: significance.Group
-    if binned:
-        ha, hb = _histogram(rows_a), _histogram(rows_b)
-        xa, xb, n_a, n_b = ha, hb, ha.count, hb.count
-        test = significance.mann_whitney_u_binned(ha, hb)
-    else:
-        xa, xb = _samples(rows_a), _samples(rows_b)
-        n_a, n_b = len(xa), len(xb)
-        test = significance.mann_whitney_u(xa, xb)
-    first = rows_a[0].result
-    second_sut = rows_b[0].result.sut
-    interval = significance.bootstrap_ratio(xa, xb, statistic=statistic)
-    significant, sentence = significance.verdict(p=test.p, interval=interval, better=first.better)
-    pair = Pair(
-        suite=first.suite,
-        benchmark=first.benchmark,
-        metric=first.metric,
-        unit=first.unit,
-        better=first.better,
-        sut=first.sut if first.sut == second_sut else f"{first.sut}/{second_sut}",
-        params=rows_a[0].params,
-        n_a=n_a,
-        n_b=n_b,
-        stat_a=significance.group_statistic(xa, statistic),
-        stat_b=significance.group_statistic(xb, statistic),
-        ratio=interval.ratio,
-        ci_low=interval.low,
-        ci_high=interval.high,
-        p_value=test.p,
-        test=test.method,
-        significant=significant,
-        verdict=sentence,
-        binned=binned,
-    )
-    with _cache_lock:
-        _cache[cache_key] = pair
-        if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return pair

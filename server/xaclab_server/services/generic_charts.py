@@ -3,7 +3,9 @@
 The x axis is the numeric parameter with the most distinct values (``n``
 first when it varies); every other varying parameter, with the job's factor
 values counted as parameters, makes a series.  A benchmark with no varying
-numeric parameter gets one point per parameter combination instead.
+numeric parameter gets one point per parameter combination instead.  Each
+chart counts its points drawn from flagged results, which the run page says
+under the chart.
 """
 
 import json
@@ -57,8 +59,10 @@ def _chart(
     if x_param is None:
         labels = list(dict.fromkeys(_label(p, series_keys) for _, p in members))
         values: dict[str, float] = {}
+        doubtful: dict[str, bool] = {}
         for result, p in members:
             values[_label(p, series_keys)] = result.median
+            doubtful[_label(p, series_keys)] = _flagged(result)
         return SuiteChart(
             benchmark=benchmark,
             metric=metric,
@@ -68,12 +72,16 @@ def _chart(
             x=[float(i) for i in range(len(labels))],
             x_labels=labels,
             series=[ChartLine(label=metric, values=[values[label] for label in labels])],
+            flagged=sum(doubtful.values()),
         )
     xs = sorted({float(p[x_param]) for _, p in members})
     lines: dict[str, dict[float, float]] = {}
+    doubts: dict[str, dict[float, bool]] = {}
     for result, p in members:
         # A later result for the same point replaces an earlier one.
         lines.setdefault(_label(p, series_keys), {})[float(p[x_param])] = result.median
+        doubts.setdefault(_label(p, series_keys), {})[float(p[x_param])] = _flagged(result)
+    shown = list(lines.items())[:MAX_SERIES]
     return SuiteChart(
         benchmark=benchmark,
         metric=metric,
@@ -83,7 +91,12 @@ def _chart(
         x=xs,
         x_labels=[f"{x:g}" for x in xs],
         series=[
-            ChartLine(label=label, values=[points.get(x) for x in xs])
-            for label, points in list(lines.items())[:MAX_SERIES]
+            ChartLine(label=label, values=[points.get(x) for x in xs]) for label, points in shown
         ],
+        flagged=sum(sum(doubts[label].values()) for label, _points in shown),
     )
+
+
+def _flagged(result: Any) -> bool:
+    """A point from a result with a validity flag, or one not judged (docs/validity.md)."""
+    return result.flags is None or bool(result.flags)

@@ -4,6 +4,12 @@ A machine's ``fingerprint_hash`` is computed here from its fingerprint with
 :func:`xaclab_contracts.fingerprint.fingerprint_hash` rather than taken from
 the agent, so its identity never depends on what an agent claims; it is byte
 for byte the agent's hash for the same fingerprint (the same function).
+
+**Epochs.** A machine's history is cut into epochs, one per identity
+fingerprint (:class:`~xaclab_server.models.MachineEpoch`): a new machine starts
+epoch 1, and a registration whose identity hash differs from the current
+epoch's starts the next one.  Results keep the epoch they were stored in, so a
+kernel, disk or mount change never mixes silently into a series.
 """
 
 import hashlib
@@ -16,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from xaclab_contracts.fingerprint import fingerprint_hash
 
-from xaclab_server.models import Machine
+from xaclab_server.models import Machine, MachineEpoch
 from xaclab_server.models.base import utcnow
 
 TOKEN_PREFIX = "xa_"
@@ -49,16 +55,22 @@ def register_machine(
                 f"A machine called {name!r} is already registered and approved; registering "
                 "it again needs the registration token (or an admin's token rotation)."
             )
+        identity = fingerprint_hash(fingerprint)
+        new_epoch = machine is None or machine.fingerprint_hash != identity
         if machine is None:
-            machine = Machine(name=name, created_at=now, approved=trusted)
+            machine = Machine(name=name, created_at=now, approved=trusted, epoch=0)
             session.add(machine)
         elif trusted:
             machine.approved = True
         machine.fingerprint = fingerprint
-        machine.fingerprint_hash = fingerprint_hash(fingerprint)
+        machine.fingerprint_hash = identity
         machine.token_hash = hash_token(token)
         machine.last_seen_at = now
         try:
+            if new_epoch:
+                machine.epoch += 1
+                session.flush()
+                _start_epoch(session, machine, machine.epoch, fingerprint, identity, now)
             session.commit()
         except IntegrityError:
             # Two registrations of a new name raced; the second updates the first's row.
@@ -66,6 +78,36 @@ def register_machine(
             continue
         return machine, token
     raise RuntimeError(f"could not register machine {name!r}")
+
+
+def _start_epoch(
+    session: Session,
+    machine: Machine,
+    epoch: int,
+    fingerprint: dict[str, Any],
+    identity: str,
+    now: datetime,
+) -> None:
+    session.add(
+        MachineEpoch(
+            machine_id=machine.id,
+            epoch=epoch,
+            fingerprint=fingerprint,
+            fingerprint_hash=identity,
+            started_at=now,
+        )
+    )
+
+
+def epochs_of(*, session: Session, machine_id: int) -> list[MachineEpoch]:
+    """A machine's epochs, oldest first."""
+    return list(
+        session.scalars(
+            select(MachineEpoch)
+            .where(MachineEpoch.machine_id == machine_id)
+            .order_by(MachineEpoch.epoch)
+        )
+    )
 
 
 def authenticate_agent(*, session: Session, token: str, touch_seconds: float = 0) -> Machine | None:

@@ -7,10 +7,14 @@ is grouped by the thesis row's identity (advisory, test, search tree ...),
 its column and its mapping, so a column mapped differently on different
 thesis machines (table C.11's Berkeley DB) gives one row per mapping.
 
-A lab value is one statistic of the newest result of this machine that
-matches the mapping (:mod:`.reproduction_lookup`).  Derived rows compute
-their formula from those values.  A row with no value says "not measured
-yet" and why.
+A lab value is one statistic of the newest result of this machine's current
+epoch that matches the mapping (:mod:`.reproduction_lookup`), with that
+result's validity flags.  Derived rows compute their formula from those
+values and carry every operand's flags.  A row with no value says "not
+measured yet" and why; a row that wants the device's write cache on or off
+shows a kernel-only result (``kernel-off``: the kernel stopped sending flushes,
+the device's cache did not change) beside it under its own label, never as
+its value.
 
 Units (:mod:`.units`): both sides are shown in the thesis's unit, except
 that cycle counts are shown as times, the thesis's through its machine's
@@ -26,15 +30,19 @@ from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 from xaclab_contracts import files
-from xaclab_contracts.fingerprint import dig
+from xaclab_contracts.precision import half_width_percent
+from xaclab_contracts.validity import WRITE_CACHE_LABELS
 
 from xaclab_server.models import Machine
+from xaclab_server.services.pairs import NOT_JUDGED_FLAG
 from xaclab_server.services.reproduction_lookup import (
     NOT_MEASURED,
     Found,
+    Lookup,
     find_latest,
     is_number,
 )
+from xaclab_server.services.reproduction_machine import LabMachine, lab_machine
 from xaclab_server.services.thesis_figures import (
     Cell,
     Derived,
@@ -54,6 +62,7 @@ from xaclab_server.services.units import (
     is_time,
     time_to_cycles,
 )
+from xaclab_server.services.validity import NOT_JUDGED
 
 REPORT_TABLES = (
     "4.2",
@@ -88,6 +97,11 @@ class LabValue:
     run_ids: list[int]
     measured_at: datetime | None
     in_thesis_unit: float | None = None
+    # Validity flags of the results it comes from (docs/validity.md); "not_judged" for
+    # results stored before flags existed.
+    flags: dict[str, str] = field(default_factory=dict)
+    # Half-width of the 95% interval of the result's median, percent (None: too few samples).
+    median_ci_percent: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +126,10 @@ class ReportRow:
     lab: LabValue | None
     missing: str
     thesis: list[ThesisCell]
+    # A result with the kernel's view of the write cache instead of the device's one the row
+    # asks for: shown beside the row under its own label, never as its value.
+    kernel_only: LabValue | None = None
+    kernel_only_label: str = ""
 
 
 @dataclass(slots=True)
@@ -125,15 +143,6 @@ class ReportTable:
     caveats: list[str]
     unmapped: list[str]
     measured: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class LabMachine:
-    id: int
-    name: str
-    description: str
-    clock_ghz: float | None
-    fingerprint_hash: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,57 +173,6 @@ class _Spec:
     thesis: dict[str, Any] = field(default_factory=dict)
 
 
-# ---- the machine ----------------------------------------------------------------------------
-
-
-def lab_machine(machine: Machine) -> LabMachine:
-    fingerprint = machine.fingerprint if isinstance(machine.fingerprint, dict) else {}
-    mhz = dig(fingerprint, ("cpu", "max_freq_mhz"))
-    clock = mhz / 1000 if is_number(mhz) and mhz > 0 else None
-    return LabMachine(
-        id=machine.id,
-        name=machine.name,
-        description=describe_fingerprint(fingerprint),
-        clock_ghz=clock,
-        fingerprint_hash=machine.fingerprint_hash,
-    )
-
-
-def describe_fingerprint(fingerprint: dict[str, Any]) -> str:
-    """One line naming a machine: CPU, memory, OS and kernel, file system and disks."""
-    parts = []
-    model = dig(fingerprint, ("cpu", "model"))
-    if model:
-        cpu = str(model)
-        cores, logical = (
-            dig(fingerprint, ("cpu", "cores")),
-            dig(fingerprint, ("cpu", "logical_cpus")),
-        )
-        if cores:
-            cpu += f", {cores} cores" + (
-                f" ({logical} logical)" if logical and logical != cores else ""
-            )
-        mhz = dig(fingerprint, ("cpu", "max_freq_mhz"))
-        if is_number(mhz) and mhz > 0:
-            cpu += f", {mhz / 1000:.2f} GHz max"
-        parts.append(cpu)
-    memory = dig(fingerprint, ("memory", "total_gib"))
-    if memory:
-        parts.append(f"{memory} GiB RAM")
-    system = dig(fingerprint, ("os", "pretty_name")) or dig(fingerprint, ("os", "id"))
-    if system:
-        parts.append(str(system))
-    release = dig(fingerprint, ("kernel", "release"))
-    if release:
-        parts.append(f"Linux {release}")
-    fstype = dig(fingerprint, ("storage", "fstype"))
-    disks = dig(fingerprint, ("storage", "disk_models"))
-    if fstype:
-        on = f" on {', '.join(str(d) for d in disks)}" if isinstance(disks, list) and disks else ""
-        parts.append(f"{fstype}{on}")
-    return "; ".join(parts) if parts else "no fingerprint details"
-
-
 # ---- the report -----------------------------------------------------------------------------
 
 
@@ -227,9 +185,11 @@ def build_report(
     for name, specs in plans.items():
         wanted.extend(s.cell for s in specs if isinstance(s.cell, Mapping))
         wanted.extend(figures.tables[name].refs.values())
-    found, why = find_latest(session=session, machine_id=machine.id, mappings=wanted)
+    lookup = find_latest(
+        session=session, machine_id=machine.id, epoch=machine.epoch, mappings=wanted
+    )
     tables = [
-        _table(figures.tables[name], specs, found, why, figures.machines, lab.clock_ghz)
+        _table(figures.tables[name], specs, lookup, figures.machines, lab.clock_ghz)
         for name, specs in plans.items()
     ]
     report = Report(
@@ -341,17 +301,21 @@ def row_unit(thesis_unit: str, cell: Cell) -> str:
 def _table(
     table: ThesisTable,
     specs: list[_Spec],
-    found: dict[Mapping, Found],
-    why: dict[Mapping, str],
+    lookup: Lookup,
     machines: dict[str, ThesisMachine],
     lab_clock: float | None,
 ) -> ReportTable:
+    found = lookup.found
     rows: list[ReportRow] = []
     siblings: dict[tuple[Any, ...], ReportRow] = {}
     for spec in specs:
         unit = row_unit(spec.thesis_unit, spec.cell)
+        kernel_only = None
         if isinstance(spec.cell, Mapping):
-            lab, missing = _measured(spec.cell, found, why, unit)
+            lab, missing = _measured(spec.cell, found, lookup.why, unit)
+            other = lookup.kernel_only.get(spec.cell)
+            if other is not None:
+                kernel_only, _ = _measured(spec.cell, {spec.cell: other}, {}, unit)
             status: Status = "measured" if lab else "missing"
             source, params = _describe(spec.cell), spec.cell.params_dict
         else:
@@ -376,6 +340,8 @@ def _table(
                 _thesis_cell(m, spec.thesis.get(m), spec.thesis_unit, unit, machines, lab)
                 for m in table.machines
             ],
+            kernel_only=kernel_only,
+            kernel_only_label=_kernel_label(spec.cell) if kernel_only else "",
         )
         siblings.setdefault((spec.identity, spec.column), row)
         rows.append(row)
@@ -393,6 +359,24 @@ def _table(
     )
 
 
+def _kernel_label(cell: Cell) -> str:
+    asked = dict(cell.params).get("write_cache") if isinstance(cell, Mapping) else None
+    return WRITE_CACHE_LABELS.get(f"kernel-{asked}", "")
+
+
+def _precision(found: Found) -> float | None:
+    median = found.stats.get("median")
+    if found.median_ci is None or median is None:
+        return None
+    return half_width_percent(*found.median_ci, median)
+
+
+def _flags(found: Found) -> dict[str, str]:
+    if found.flags is None:
+        return {NOT_JUDGED_FLAG: NOT_JUDGED}
+    return {k: str(v) for k, v in found.flags.items()}
+
+
 def _with_cycles(lab: LabValue, cycles: float) -> LabValue:
     return LabValue(
         value=lab.value,
@@ -404,6 +388,8 @@ def _with_cycles(lab: LabValue, cycles: float) -> LabValue:
         run_ids=lab.run_ids,
         measured_at=lab.measured_at,
         in_thesis_unit=cycles,
+        flags=lab.flags,
+        median_ci_percent=lab.median_ci_percent,
     )
 
 
@@ -469,6 +455,8 @@ def _measured(
             result_ids=[hit.result_id],
             run_ids=[hit.run_id],
             measured_at=hit.created_at,
+            flags=_flags(hit),
+            median_ci_percent=_precision(hit),
         ),
         "",
     )
@@ -521,6 +509,7 @@ def _derive(
             result_ids=sorted({i for p in parts for i in p.result_ids}),
             run_ids=sorted({i for p in parts for i in p.run_ids}),
             measured_at=max(stamps) if stamps else None,
+            flags={k: v for p in parts for k, v in p.flags.items()},
         ),
         "",
     )
@@ -558,6 +547,7 @@ def _operand(
         result_ids=[hit.result_id],
         run_ids=[hit.run_id],
         measured_at=hit.created_at,
+        flags=_flags(hit),
     )
 
 
@@ -571,4 +561,5 @@ def _in_unit(lab: LabValue, unit: str) -> LabValue:
         result_ids=lab.result_ids,
         run_ids=lab.run_ids,
         measured_at=lab.measured_at,
+        flags=lab.flags,
     )

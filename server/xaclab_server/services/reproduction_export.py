@@ -11,9 +11,17 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import TypeAdapter
+from xaclab_contracts.validity import FLAG_LABELS
 
 from xaclab_server.core.paths import PACKAGE_DIR
-from xaclab_server.services.reproduction import Report, ReportRow, ReportTable, ThesisCell
+from xaclab_server.services.pairs import NOT_JUDGED_FLAG
+from xaclab_server.services.reproduction import (
+    LabValue,
+    Report,
+    ReportRow,
+    ReportTable,
+    ThesisCell,
+)
 from xaclab_server.services.reproduction_lookup import NOT_MEASURED
 
 _ADAPTER = TypeAdapter(Report)
@@ -73,9 +81,38 @@ def lab_detail(row: ReportRow) -> str:
     parts = [f"run {runs}" if len(row.lab.run_ids) == 1 else f"runs {runs}"]
     if row.lab.n is not None:
         parts.append(f"n = {row.lab.n}")
+    if row.lab.median_ci_percent is not None:
+        parts.append(f"median ±{row.lab.median_ci_percent:.1f}% (95%)")
     if row.lab.in_thesis_unit is not None:
         parts.append(f"{number(row.lab.in_thesis_unit)} {row.thesis_unit} on this clock")
     return ", ".join(parts)
+
+
+def flag_label(name: str) -> str:
+    if name == NOT_JUDGED_FLAG:
+        return "not judged"
+    return FLAG_LABELS.get(name, name.replace("_", " "))
+
+
+def flags_text(lab: LabValue | None) -> str:
+    """The validity flags of a lab value, in words; '' when it has none."""
+    if lab is None or not lab.flags:
+        return ""
+    return "flags: " + ", ".join(flag_label(name) for name in lab.flags)
+
+
+def kernel_only_text(row: ReportRow) -> str:
+    """A kernel-only write-cache result, under its own label and never as the row's value."""
+    other = row.kernel_only
+    if other is None:
+        return ""
+    runs = ", ".join(str(r) for r in other.run_ids)
+    flags = flags_text(other)
+    return (
+        f"{row.kernel_only_label}: {number(other.value)} {row.unit} (run {runs}); not the "
+        "thesis's write-cache setting, which changed the drives' own caches"
+        + (f"; {flags}" if flags else "")
+    )
 
 
 def params_text(params: dict[str, Any]) -> str:
@@ -89,6 +126,8 @@ HELPERS = {
     "identity_text": identity_text,
     "lab_detail": lab_detail,
     "params_text": params_text,
+    "flag_label": flag_label,
+    "kernel_only_text": kernel_only_text,
 }
 
 
@@ -109,7 +148,8 @@ def report_markdown(report: Report) -> str:
         f"# Thesis reproduction: {_md(machine.name)}",
         "",
         f"- **This lab's machine:** {_md(machine.name)} (id {machine.id}): "
-        f"{_md(machine.description)}; fingerprint `{machine.fingerprint_hash}`",
+        f"{_md(machine.description)}; fingerprint `{machine.fingerprint_hash}`, epoch "
+        f"{machine.epoch} (only results of this epoch are used)",
         f"- **Thesis:** {_md(report.thesis)}",
         f"- **Generated:** {report.generated_at.isoformat(timespec='seconds')} from the newest "
         f"results of this machine; {report.measured} of {report.total} rows have a lab value.",
@@ -151,11 +191,14 @@ def _markdown_table(report: Report, table: ReportTable) -> list[str]:
             + ")"
         )
         lab = number(row.lab.value) if row.lab else "**not measured yet**"
+        notes = "; ".join(
+            n for n in (lab_detail(row), flags_text(row.lab), kernel_only_text(row)) if n
+        )
         cells = [
             *(_md(identity_text(row.identity.get(c))) for c in table.identity_columns),
             _md(measure),
             _md(row.unit),
-            f"{lab} ({_md(lab_detail(row))})",
+            f"{lab} ({_md(notes)})",
         ]
         for cell in row.thesis:
             extra = "; ".join(x for x in (printed(cell, row), comparison(cell)) if x)

@@ -7,6 +7,14 @@ value; other params may differ.  Only the newest :data:`SCAN_LIMIT` results
 of each suite, benchmark, sut and metric are looked at.  A mapping without
 a match gets a sentence: no such result (and the suite to run), or the
 closest result's run and the params that differ.
+
+Only results of the machine's current epoch count (docs/validity.md): an older
+epoch had another identity fingerprint.  A result's ``write_cache`` param is
+matched with its scope (:func:`xaclab_contracts.validity.write_cache_setting`):
+a mapping that asks for ``write_cache=off`` (the thesis disabled the drives'
+caches) is never filled by ``kernel-off``, a change of the kernel's view
+alone; such a result is found separately (``kernel_only``) so the report can
+show it under its own label.
 """
 
 from collections.abc import Iterable
@@ -18,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from xaclab_server.models import Job, Result
+from xaclab_server.services.comparisons import merge_params
 from xaclab_server.services.thesis_figures import Mapping, ParamValue
 
 # Bounds the work on a machine with a long history; a mapping matched by none of these
@@ -37,12 +46,24 @@ class Found:
     n: int
     stats: dict[str, float | None]
     params: dict[str, Any]
+    flags: dict[str, str] | None  # None: stored before validity flags existed
+    median_ci: tuple[float, float] | None = None  # the 95% interval of the median
+
+
+@dataclass(slots=True)
+class Lookup:
+    found: dict[Mapping, Found]
+    why: dict[Mapping, str]
+    # For a mapping asking for the device's write cache on or off: the newest result that
+    # changed only the kernel's view instead.
+    kernel_only: dict[Mapping, Found]
 
 
 def find_latest(
-    *, session: Session, machine_id: int, mappings: Iterable[Mapping]
-) -> tuple[dict[Mapping, Found], dict[Mapping, str]]:
-    """The newest matching result of each mapping, and a sentence for each one without."""
+    *, session: Session, machine_id: int, epoch: int, mappings: Iterable[Mapping]
+) -> Lookup:
+    """The newest matching result of each mapping in ``epoch``, and a sentence for each one
+    without."""
     groups: dict[tuple[str, str, str, str], list[Mapping]] = {}
     for mapping in mappings:
         group = groups.setdefault(
@@ -50,22 +71,37 @@ def find_latest(
         )
         if mapping not in group:
             group.append(mapping)
-    found: dict[Mapping, Found] = {}
-    why: dict[Mapping, str] = {}
+    lookup = Lookup({}, {}, {})
     for (suite, benchmark, sut, metric), group in groups.items():
-        candidates = _candidates(session, machine_id, suite, benchmark, sut, metric)
+        candidates = _candidates(session, machine_id, epoch, (suite, benchmark, sut, metric))
         for mapping in group:
             hit = next((c for c in candidates if _matches(c.params, mapping.params)), None)
             if hit is not None:
-                found[mapping] = hit
-            else:
-                why[mapping] = _why_missing(mapping, candidates)
-    return found, why
+                lookup.found[mapping] = hit
+                continue
+            lookup.why[mapping] = _why_missing(mapping, candidates)
+            kernel = _kernel_only(mapping.params)
+            if kernel is not None:
+                other = next((c for c in candidates if _matches(c.params, kernel)), None)
+                if other is not None:
+                    lookup.kernel_only[mapping] = other
+    return lookup
+
+
+def _kernel_only(
+    wanted: tuple[tuple[str, ParamValue], ...],
+) -> tuple[tuple[str, ParamValue], ...] | None:
+    """The params with write_cache on/off replaced by its kernel-only twin, if it has one."""
+    asked = dict(wanted).get("write_cache")
+    if asked not in ("on", "off"):
+        return None
+    return tuple((k, f"kernel-{v}" if k == "write_cache" else v) for k, v in wanted)
 
 
 def _candidates(
-    session: Session, machine_id: int, suite: str, benchmark: str, sut: str, metric: str
+    session: Session, machine_id: int, epoch: int, what: tuple[str, str, str, str]
 ) -> list[Found]:
+    suite, benchmark, sut, metric = what
     rows = session.execute(
         select(
             Result.id,
@@ -80,11 +116,16 @@ def _candidates(
             Result.stddev,
             Result.p99,
             Result.params,
+            Result.write_cache,
+            Result.flags,
             Job.params,
+            Result.median_ci_low,
+            Result.median_ci_high,
         )
         .join(Job, Job.id == Result.job_id)
         .where(
             Result.machine_id == machine_id,
+            Result.epoch == epoch,
             Result.suite == suite,
             Result.benchmark == benchmark,
             Result.sut == sut,
@@ -93,30 +134,22 @@ def _candidates(
         .order_by(Result.created_at.desc(), Result.id.desc())
         .limit(SCAN_LIMIT)
     ).all()
-    found = []
-    for row in rows:
-        params = dict(row[11] or {})
-        for key, value in (row[12] or {}).items():
-            params.setdefault(key, value)
-        found.append(
-            Found(
-                result_id=row[0],
-                run_id=row[1],
-                created_at=row[2],
-                unit=row[3],
-                n=row[4],
-                stats={
-                    "mean": row[5],
-                    "median": row[6],
-                    "min": row[7],
-                    "max": row[8],
-                    "stddev": row[9],
-                    "p99": row[10],
-                },
-                params=params,
-            )
+    return [
+        Found(
+            result_id=row[0],
+            run_id=row[1],
+            created_at=row[2],
+            unit=row[3],
+            n=row[4],
+            stats=dict(
+                zip(("mean", "median", "min", "max", "stddev", "p99"), row[5:11], strict=True)
+            ),
+            params=merge_params(row[11], row[12], row[14]),
+            flags=row[13],
+            median_ci=None if row[15] is None or row[16] is None else (row[15], row[16]),
         )
-    return found
+        for row in rows
+    ]
 
 
 def _matches(params: dict[str, Any], wanted: tuple[tuple[str, ParamValue], ...]) -> bool:

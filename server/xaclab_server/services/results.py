@@ -2,6 +2,10 @@
 
 One invalid result refuses the whole upload and nothing is stored; an
 ``upload_id`` seen before stores nothing and is reported as a duplicate.
+Each stored result is judged (:mod:`.validity`): its flags, its median's
+interval and its write cache's scope are stored with it, and it belongs to its
+machine's current epoch.
+
 The checks are :mod:`xaclab_contracts.results`' (the agent makes the same
 ones on each line a program prints), plus two only the server can make: the
 result's suite is its job's, and its ``sut`` is a system that suite declares.
@@ -37,7 +41,7 @@ from xaclab_contracts.results import ResultFormatError, find_unstorable, float_o
 from xaclab_contracts.suites import Suite
 
 from xaclab_server.core.metrics import INGESTED_RESULTS, INGESTED_SAMPLES
-from xaclab_server.models import Job, Result, Upload
+from xaclab_server.models import Job, Machine, Result, Upload
 from xaclab_server.services import histogram as hist
 from xaclab_server.services.histogram import Histogram
 from xaclab_server.services.statistics import (
@@ -46,6 +50,7 @@ from xaclab_server.services.statistics import (
     summarize,
     summarize_histogram,
 )
+from xaclab_server.services.validity import judge
 
 Measured = FloatArray | Histogram
 
@@ -203,8 +208,9 @@ def store_upload(
             else np.asarray(r["samples"], dtype=np.float64)
             for r in results
         ]
+    machine = session.get_one(Machine, job.machine_id)
     session.add_all(
-        _result_row(upload=upload, job=job, result=r, samples=a)
+        _result_row(upload=upload, job=job, machine=machine, result=r, samples=a)
         for r, a in zip(results, samples, strict=True)
     )
     session.commit()
@@ -222,7 +228,9 @@ def _duplicate(existing: Upload, job: Job) -> UploadOutcome:
     return UploadOutcome(stored=0, duplicate=True)
 
 
-def _result_row(*, upload: Upload, job: Job, result: dict[str, Any], samples: Measured) -> Result:
+def _result_row(
+    *, upload: Upload, job: Job, machine: Machine, result: dict[str, Any], samples: Measured
+) -> Result:
     if isinstance(samples, Histogram):
         summary = summarize_histogram(samples)
         packed, histogram = b"", hist.pack(samples)
@@ -230,6 +238,10 @@ def _result_row(*, upload: Upload, job: Job, result: dict[str, Any], samples: Me
         summary = summarize(samples)
         packed, histogram = pack_samples(samples), None
     library = result["library"]
+    env = result.get("env", {})
+    judgement = judge(
+        env=env, summary=summary, measured=samples, epoch_fingerprint=machine.fingerprint or {}
+    )
     return Result(
         upload_pk=upload.id,
         job_id=job.id,
@@ -253,5 +265,10 @@ def _result_row(*, upload: Upload, job: Job, result: dict[str, Any], samples: Me
         histogram=histogram,
         library_version=library["version"],
         git_revision=library["git_revision"],
-        env=result.get("env", {}),
+        env=env,
+        epoch=machine.epoch,
+        flags=judgement.flags,
+        median_ci_low=judgement.median_ci_low,
+        median_ci_high=judgement.median_ci_high,
+        write_cache=judgement.write_cache,
     )

@@ -14,7 +14,10 @@ every time) and takes the 2.5th and 97.5th percentiles of
 :data:`BOOTSTRAP_MAX_SAMPLES` are first thinned to a seeded random subset of
 that size, which only widens the interval.
 
-A difference is called significant only when p < :data:`ALPHA` **and** the
+Within one comparison the pairs' p-values are adjusted together with
+Benjamini–Hochberg (:func:`benjamini_hochberg`), which keeps the expected share
+of false discoveries among the pairs called different at :data:`ALPHA`.  A
+difference is called significant only when its q < :data:`ALPHA` **and** the
 interval excludes 1; anything else is reported as "no significant difference".
 
 Histograms (results of more than 100,000 samples) have no raw values: both
@@ -36,10 +39,11 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
+from xaclab_contracts.validity import FDR_LEVEL
 
 from xaclab_server.services.histogram import Histogram
 
-ALPHA = 0.05
+ALPHA = FDR_LEVEL
 RESAMPLES = 2000
 SEED = 20261123
 EXACT_MAX_TOTAL = 50
@@ -207,12 +211,26 @@ def _resampled(values: Floats, rng: np.random.Generator, resamples: int, statist
     return out
 
 
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini–Hochberg q-values, in the order given: q(i) = min over ranks r >= rank(i) of
+    p(r) · m / r, at most 1 (the adjusted p-values of R's ``p.adjust(method="BH")``)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    q = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p_values[i] * m / rank)
+        q[i] = running
+    return q
+
+
 def verdict(
-    *, p: float, interval: RatioInterval, better: str, alpha: float = ALPHA
+    *, q: float, interval: RatioInterval, better: str, alpha: float = ALPHA
 ) -> tuple[bool, str]:
-    """(significant, sentence) for B relative to A."""
+    """(significant, sentence) for B relative to A, from the pair's q-value."""
     covers_one = not (interval.low > 1 or interval.high < 1)
-    if math.isnan(interval.low) or p >= alpha or covers_one:
+    if math.isnan(interval.low) or q >= alpha or covers_one:
         return False, "no significant difference"
     change = interval.ratio - 1
     improved = (change < 0) == (better == "lower")

@@ -80,6 +80,13 @@
     return fetch(url, { headers: { Accept: "application/json" } }).then(function (r) { return r.json(); });
   }
 
+  // Points from results with a validity flag are in doubt; the table "Every result" says why.
+  function flaggedNote(count) {
+    if (!count) return "";
+    return "; " + count + (count === 1 ? " point comes" : " points come") +
+      " from flagged results (see Every result)";
+  }
+
   function drawPageTouch(chart) {
     var chartEl = document.getElementById("chart");
     chartEl.textContent = "";
@@ -116,6 +123,13 @@
       ],
       series: series
     }, data, chartEl);
+    if (chart.flagged) {
+      var flaggedEl = document.createElement("p");
+      flaggedEl.className = "help";
+      flaggedEl.setAttribute("data-testid", "chart-flagged");
+      flaggedEl.textContent = flaggedNote(chart.flagged).slice(2);
+      chartEl.appendChild(flaggedEl);
+    }
     chartEl.dataset.ready = "true";
   }
 
@@ -151,7 +165,7 @@
       figure.className = "chart";
       var caption = document.createElement("figcaption");
       caption.textContent = chart.benchmark + ": " + chart.metric + " (" + chart.unit + ", " +
-        chart.better + " is better)";
+        chart.better + " is better)" + flaggedNote(chart.flagged);
       figure.appendChild(caption);
       holder.appendChild(figure);
       var labels = chart.x_labels;

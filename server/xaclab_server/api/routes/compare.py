@@ -1,4 +1,5 @@
-"""User API: comparisons with bootstrap intervals and Mann–Whitney U tests; CSV and JSON."""
+"""User API: comparisons with bootstrap intervals, Mann–Whitney U tests and Benjamini–Hochberg
+q-values, each pair with its sides' validity flags; CSV and JSON."""
 
 import csv
 import io
@@ -9,8 +10,8 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
 from xaclab_server.api.deps import ParamRolesDep, SessionDep
+from xaclab_server.services.comparability import ComparisonError, NotComparable
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
-from xaclab_server.services.comparisons import ComparisonError
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
 
@@ -30,16 +31,30 @@ CSV_FIELDS = (
     "ci_low",
     "ci_high",
     "p_value",
+    "q_value",
     "test",
     "significant",
+    "in_doubt",
     "verdict",
     "binned",
+    "flags_a",
+    "flags_b",
+    "median_ci_a",
+    "median_ci_b",
+    "detectable",
+    "where_a",
+    "where_b",
+    "fingerprint_differences",
 )
+JSON_CELLS = ("params", "flags_a", "flags_b", "fingerprint_differences")
 
 
 @router.get(
     "/compare",
-    responses={200: {"content": {"text/csv": {}}, "description": "JSON, or CSV with format=csv"}},
+    responses={
+        200: {"content": {"text/csv": {}}, "description": "JSON, or CSV with format=csv"},
+        409: {"description": "Runs or machines of different identity fingerprints or epochs"},
+    },
 )
 def compare(
     session: SessionDep,
@@ -53,8 +68,11 @@ def compare(
     factor: Annotated[str | None, Query(max_length=100)] = None,
     statistic: Literal["median", "mean"] = "median",
     format: Literal["json", "csv"] = "json",
+    cross_machine: bool = False,
 ) -> Response:
-    """B against A, pair by pair: ratio stat(B)/stat(A), 95% bootstrap interval, U-test p."""
+    """B against A, pair by pair: ratio stat(B)/stat(A), 95% bootstrap interval, U-test p and
+    its Benjamini–Hochberg q, each side's validity flags.  Runs or machines of different
+    identity fingerprints or epochs answer 409 naming the fields, unless ``cross_machine``."""
     try:
         comparison = run_comparison(
             session=session,
@@ -67,7 +85,10 @@ def compare(
             factor=factor,
             statistic=statistic,
             roles=roles,
+            cross_machine=cross_machine,
         )
+    except NotComparable as exc:
+        raise HTTPException(409, str(exc)) from exc
     except ComparisonError as exc:
         raise HTTPException(422, str(exc)) from exc
     out = comparison_out(comparison)
@@ -78,7 +99,8 @@ def compare(
     writer.writerow(CSV_FIELDS)
     for pair in out.pairs:
         row = pair.model_dump()
-        row["params"] = json.dumps(row["params"], sort_keys=True)
+        for name in JSON_CELLS:
+            row[name] = json.dumps(row[name], sort_keys=True)
         writer.writerow(["" if row[f] is None else row[f] for f in CSV_FIELDS])
     filename = f"xaclab-compare-{kind}.csv"
     return Response(

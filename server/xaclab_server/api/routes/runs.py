@@ -1,12 +1,15 @@
 """User API: runs, their results, charts and live events; the queue; re-run and cancel."""
 
 import asyncio
+import csv
+import io
 import json
 from collections.abc import AsyncIterator
+from typing import Literal
 
 from fastapi import APIRouter, HTTPException, Request, status
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,6 +30,7 @@ from xaclab_server.schemas.run import RunCreated, RunEvent, RunIn, RunOut
 from xaclab_server.services import jobs, matrices, run_events
 from xaclab_server.services.charts import page_touch_chart
 from xaclab_server.services.generic_charts import suite_charts
+from xaclab_server.services.result_views import CSV_FIELDS, result_out
 from xaclab_server.services.run_queue import RunRefused, queue_run
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
@@ -81,28 +85,34 @@ def _run_results(session: Session, run_id: int) -> list[Result]:
     return list(session.scalars(select(Result).where(Result.run_id == run_id).order_by(Result.id)))
 
 
-@router.get("/runs/{run_id}/results")
-def read_run_results(session: SessionDep, run_id: int) -> list[ResultOut]:
+@router.get(
+    "/runs/{run_id}/results",
+    response_model=list[ResultOut],
+    responses={200: {"content": {"text/csv": {}}, "description": "JSON, or CSV with format=csv"}},
+)
+def read_run_results(
+    session: SessionDep, run_id: int, format: Literal["json", "csv"] = "json"
+) -> Response:
+    """Every result's summary with its validity flags (null: not judged), epoch and the 95%
+    interval of its median (docs/validity.md); ``format=csv`` for a spreadsheet."""
     _get_run(session, run_id)
-    return [
-        ResultOut(
-            id=r.id,
-            benchmark=r.benchmark,
-            sut=r.sut,
-            params=r.params,
-            metric=r.metric,
-            unit=r.unit,
-            better=r.better,
-            n=r.n,
-            mean=r.mean,
-            median=r.median,
-            min=r.min,
-            max=r.max,
-            stddev=r.stddev,
-            p99=r.p99,
-        )
-        for r in _run_results(session, run_id)
-    ]
+    rows = [result_out(r) for r in _run_results(session, run_id)]
+    if format == "json":
+        body = json.dumps([r.model_dump() for r in rows])
+        return Response(body, media_type="application/json")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_FIELDS)
+    for row in rows:
+        cells = row.model_dump()
+        cells["params"] = json.dumps(cells["params"], sort_keys=True)
+        cells["flags"] = "not judged" if cells["flags"] is None else json.dumps(cells["flags"])
+        writer.writerow(["" if cells[f] is None else cells[f] for f in CSV_FIELDS])
+    return Response(
+        buffer.getvalue(),
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="xaclab-run-{run_id}.csv"'},
+    )
 
 
 @router.get("/runs/{run_id}/chart")

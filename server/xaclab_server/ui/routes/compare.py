@@ -4,10 +4,12 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 from xaclab_contracts.suites import declared_systems
+from xaclab_contracts.validity import FLAG_LABELS
 
 from xaclab_server.api.deps import ParamRolesDep, SessionDep, SuitesDep
 from xaclab_server.models import Machine, Run
 from xaclab_server.schemas.comparison import ComparisonOut
+from xaclab_server.services.comparability import NotComparable
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import render
@@ -35,6 +37,7 @@ def compare_page(
     query = {k: v[:100] for k, v in request.query_params.items()}
     result: ComparisonOut | None = None
     error = None
+    status = 200
     if query.get("kind") and query.get("a") and query.get("b"):
         try:
             comparison = run_comparison(
@@ -48,10 +51,13 @@ def compare_page(
                 factor=query.get("factor") or None,
                 statistic="mean" if query.get("statistic") == "mean" else "median",
                 roles=roles,
+                cross_machine=query.get("cross_machine") in ("true", "on", "1"),
             )
             result = comparison_out(comparison)
+        except NotComparable as exc:
+            error, status = str(exc), 409
         except ValueError as exc:  # ComparisonError too: the sentence is shown above the form
-            error = str(exc)
+            error, status = str(exc), 422
     runs = session.scalars(select(Run).order_by(Run.id.desc()).limit(50)).all()
     machines = session.scalars(select(Machine).order_by(Machine.name)).all()
     return render(
@@ -65,6 +71,7 @@ def compare_page(
             "machines": machines,
             "export": str(request.url.query),
             "systems": list(declared_systems(suites)),
+            "flag_labels": FLAG_LABELS,
         },
-        status=422 if error else 200,
+        status=status,
     )

@@ -11,12 +11,14 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from xaclab_contracts.validity import FLAG_LABELS, WRITE_CACHE_LABELS
 
 from xaclab_server.api.deps import NotifierDep, SessionDep, SuitesDep
-from xaclab_server.models import Machine, Run
+from xaclab_server.models import Machine, Result, Run
 from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.schemas.run import RunIn
 from xaclab_server.services import jobs, matrices
+from xaclab_server.services.result_views import result_out
 from xaclab_server.services.run_queue import queue_run
 from xaclab_server.services.suites import Suite, coerce_form_value
 from xaclab_server.ui.forms import Form, OperatorForm, submit
@@ -116,7 +118,21 @@ def run_page(
     suite = suites.get(run.suite)
     # The systems the run's suite compares (name, title), for its comparison links.
     systems = [(d.name, d.title) for d in suite.system_decls.values()] if suite else []
-    return render(request, "run.html", {"run": run, "machine": machine, "systems": systems})
+    results = session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id))
+    rows = [result_out(r) for r in results]
+    return render(
+        request,
+        "run.html",
+        {
+            "run": run,
+            "machine": machine,
+            "systems": systems,
+            "results": rows,
+            "flagged": sum(bool(r.flags) or r.flags is None for r in rows),
+            "flag_labels": FLAG_LABELS,
+            "write_cache_labels": WRITE_CACHE_LABELS,
+        },
+    )
 
 
 @router.post("/runs/{run_id}/{action}", response_class=HTMLResponse)
