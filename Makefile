@@ -9,13 +9,16 @@
 #                 127.0.0.1:$(PORT) (default 8000)
 #   make lint     ruff, mypy --strict, shellcheck (all from .venv) and gcc's
 #                 static analyser over libxac: no root, no apt
+#   make crash    the crash-consistency suite's nightly profile on every system:
+#                 1000 crash points of each kind per configuration (minutes; make
+#                 test runs 100 of them); result-format JSON lines on stdout
 
 SUITE   ?= page-touch
 PROFILE ?= quick
 PORT    ?= 8000
 VENV    := .venv/bin
 
-.PHONY: demo test bench serve deps venv build lint clean
+.PHONY: demo test bench crash serve deps venv build lint clean
 
 # Debian packages (root, apt), then the .venv.
 deps:
@@ -36,6 +39,9 @@ test: build
 
 bench: build
 	@$(VENV)/xaclab-agent bench --suite "$(SUITE)" --profile "$(PROFILE)"
+
+crash: build
+	@$(VENV)/xaclab-agent bench --suite crash-consistency --profile nightly
 
 serve: deps
 	@scripts/serve.sh

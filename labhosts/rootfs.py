@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from xaclab_contracts.suites import debian_packages, load_suites
+
 CACHE = Path(os.environ.get("XACLAB_LABHOSTS_CACHE", "/var/cache/xaclab-labhosts"))
 MIRROR = os.environ.get("XACLAB_LABHOSTS_MIRROR", "http://deb.debian.org/debian")
 SUITE = "bookworm"
@@ -33,8 +35,6 @@ PACKAGES = (
     "build-essential",
     "make",
     "tar",
-    "libdb5.3-dev",
-    "liblmdb-dev",
     # xaclab_agent and xaclab_server
     "python3-venv",
     # node_exporter
@@ -43,6 +43,10 @@ PACKAGES = (
     "postgresql",
     # prometheus
     "prometheus",
+    # xaclab_libxac's xaclab_libxac_system_packages: the systems under test's
+    # packages, from the suites' declarations (Berkeley DB, LMDB, SQLite, PMDK,
+    # RocksDB ...)
+    *debian_packages(load_suites()),
 )
 
 # Debian starts the packaged services on boot; the roles must enable them.

@@ -6,7 +6,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 debs=(
   build-essential make gcc git pkg-config
-  libdb5.3-dev liblmdb-dev db5.3-util lmdb-utils
   postgresql postgresql-client
   python3 python3-venv python3-dev python3-apt python3-setuptools
   chromium chromium-driver
@@ -20,16 +19,25 @@ debs=(
 # that already has a newer Node.js (with its own npm) keeps it.
 command -v npm >/dev/null 2>&1 || debs+=(nodejs npm)
 
-missing=()
-for p in "${debs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "install-deps: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "install-deps: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+install_missing "${debs[@]}"
+
+# The systems under test (Berkeley DB, LMDB, SQLite, PMDK, RocksDB ...): the
+# packages their declarations in the suite files name (docs/suites.md,
+# "Systems"), so a new system needs no line here.
+mapfile -t system_debs < <("$here/scripts/system-packages.py")
+install_missing "${system_debs[@]}"
 
 # Debian starts the packaged services on install; the lab's tests and demo
 # start their own instances on loopback, so the packaged ones stay off.

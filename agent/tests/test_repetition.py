@@ -45,6 +45,7 @@ SUITE = {
     "name": "adaptive",
     "programs": ["adaptive_bench"],
     "sut": {"adaptive_bench": ["os"]},
+    "systems": {"os": {"title": "the operating system", "modes": {}, "packages": []}},
     "profiles": {
         "quick": [],
         "full": [],

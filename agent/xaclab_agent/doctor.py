@@ -10,8 +10,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 from xaclab_contracts.suites import list_suites, load_suite
@@ -27,8 +27,6 @@ from xaclab_agent.config import Config
 from xaclab_agent.errors import ConfigError
 from xaclab_agent.state import load_registration
 from xaclab_agent.writecache import JOURNAL_NAME
-
-LIBRARIES = {"Berkeley DB": ("libdb-", "bdb_insert"), "LMDB": ("liblmdb", "lmdb_insert")}
 
 
 @dataclass(frozen=True)
@@ -87,30 +85,39 @@ def check_programs(config: Config) -> list[Finding]:
     return findings
 
 
-def check_libraries(config: Config, ldconfig: Callable[[], str] | None = None) -> list[Finding]:
-    listing = (ldconfig or _ldconfig)()
+def check_libraries(config: Config) -> list[Finding]:
+    """Every program of a system that needs Debian packages (the suites' "systems"
+    declarations) finds its shared libraries: none that ``ldd`` reports "not found"."""
     findings = []
-    for label, (soname, program) in LIBRARIES.items():
-        path = config.bin_dir / program
-        if soname in listing:
-            findings.append(Finding(True, f"The {label} library is installed."))
-        elif path.is_file():
-            findings.append(Finding(True, f"{label}: {program} is built (library linked in)."))
-        else:
-            findings.append(
-                Finding(
-                    False,
-                    f"The {label} library is not installed (no {soname}* in ldconfig -p) and "
-                    f"{program} is not built, so the {label} baseline cannot run.",
-                )
-            )
+    suites = {name: load_suite(name, config.suites_dir) for name in list_suites(config.suites_dir)}
+    checked: set[str] = set()
+    for suite in suites.values():
+        for program, systems in suite.systems.items():
+            needs = [suite.system_decls[s] for s in systems if suite.system_decls[s].packages]
+            path = config.bin_dir / program
+            if not needs or program in checked or not path.is_file():
+                continue  # check_programs reports a missing program
+            checked.add(program)
+            missing = [line.split()[0] for line in _ldd(path).splitlines() if "not found" in line]
+            for decl in needs:
+                if missing:
+                    findings.append(
+                        Finding(
+                            False,
+                            f"{decl.title}: {program} cannot load {', '.join(missing)}; install "
+                            f"the Debian packages {', '.join(decl.packages)} "
+                            "(scripts/install-deps.sh does).",
+                        )
+                    )
+                else:
+                    findings.append(Finding(True, f"{decl.title}: {program} finds its libraries."))
     return findings
 
 
-def _ldconfig() -> str:
+def _ldd(path: Path) -> str:
     try:
         return subprocess.run(
-            ["ldconfig", "-p"], capture_output=True, text=True, timeout=10, check=False
+            ["ldd", str(path)], capture_output=True, text=True, timeout=10, check=False
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""

@@ -30,6 +30,8 @@ RUNS: list[tuple[str, dict[str, Any]]] = [
         "search-tree",
         {"tree": "all", "durability": "durable", "procs": 2, "count": 400, "repetitions": 1},
     ),
+    ("crash-consistency", {"points": 4, "inserts": 6}),
+    ("crash-consistency", {"points": 3, "kind": "power", "durability": "nondurable"}),
 ]
 
 
@@ -56,6 +58,13 @@ def run_suite(suite: Suite, params: dict[str, Any], work: Path) -> list[tuple[st
     return found
 
 
+def _mode_durability(suite: Suite, result: dict[str, Any]) -> str | None:
+    """The durability the result's system declares for its mode; "any" when the result says
+    none, None when the mode is not declared."""
+    declared = suite.system_decls[result["sut"]].durability(result["params"]["mode"])
+    return "any" if declared is not None and "durability" not in result["params"] else declared
+
+
 @pytest.mark.parametrize(
     ("name", "params"), RUNS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(RUNS)]
 )
@@ -74,3 +83,13 @@ def test_every_recorded_param_has_a_declared_role(
         {(program, r["sut"]) for program, r in results if r["sut"] not in suite.systems[program]}
     )
     assert not foreign, f"{name}: systems its programs name but do not declare"
+    # A result's mode is one its system declares, with the durability declared for it.
+    undeclared_modes = sorted(
+        {
+            (r["sut"], r["params"]["mode"], r["params"].get("durability"))
+            for _, r in results
+            if "mode" in r["params"]
+            and _mode_durability(suite, r) not in (r["params"].get("durability", "any"), "any")
+        }
+    )
+    assert not undeclared_modes, f"{name}: modes (or their durability) the systems do not declare"

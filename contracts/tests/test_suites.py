@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from xaclab_contracts.suites import (
     ParamError,
     SuiteError,
     check_param,
+    debian_packages,
+    declared_systems,
     list_suites,
     load_suite,
     load_suites,
@@ -27,6 +30,14 @@ MINIMAL: dict[str, Any] = {
     "name": "x",
     "programs": ["a", "b"],
     "sut": {"a": ["libxac"], "b": ["os"]},
+    "systems": {
+        "libxac": {
+            "title": "LIBXAC",
+            "modes": {"on": "durable", "off": "nondurable"},
+            "packages": [],
+        },
+        "os": {"title": "the OS", "modes": {}, "packages": ["util-linux"], "processes": "one"},
+    },
     "profiles": {"quick": ["--quick"], "full": []},
     "params": {
         "reps": {"type": "integer", "min": 1, "max": 9, "flag": "--reps", "role": "workload"},
@@ -57,7 +68,7 @@ def test_the_shipped_suites_load_by_name() -> None:
     assert list_suites() == sorted(load_suites())
     assert {"page-touch", "storage", "concurrency", "search-tree"} <= set(list_suites())
     search_tree = load_suite("search-tree")
-    assert search_tree.all_systems == ("libxac", "bdb", "lmdb")
+    assert search_tree.all_systems == ("libxac", "bdb", "lmdb", "sqlite", "pmemobj", "rocksdb")
     assert search_tree.role("tree") == "system" and search_tree.role("count") == "workload"
     assert search_tree.role("write_protect") == "observed"
     assert search_tree.role("write_cache") == "workload", "the agent's factors are workload"
@@ -88,6 +99,19 @@ def test_the_shipped_suites_load_by_name() -> None:
         ({"profiles": {}}, "at profiles"),
         ({"profiles": {"quick": "--quick"}}, "at profiles/quick"),
         ({"dir_flag": "dir"}, "at dir_flag"),
+        ({"systems": {"os": {"title": "OS", "packages": []}}}, "'modes' is a required property"),
+        (
+            {"systems": {"os": {"title": "OS", "modes": {"x": "mostly"}, "packages": []}}},
+            "at systems/os/modes/x",
+        ),
+        (
+            {"systems": {"os": {"title": "OS", "modes": {}, "packages": ["Lib DB"]}}},
+            "A Debian package name",
+        ),
+        (
+            {"systems": {"os": {"title": "OS", "modes": {}, "packages": [], "x": 1}}},
+            "Additional properties",
+        ),
         ({"colour": "blue"}, "'colour' was unexpected"),
     ],
 )
@@ -107,6 +131,10 @@ def test_the_schema_refuses_and_the_parser_says_where(change: dict[str, Any], wo
         ({"params": {"p": {"type": "integer", "flag": "--p", "min": 5, "max": 1}}}, "above max"),
         ({"sut": {"a": ["libxac"]}}, "'sut' has no entry for program 'b'"),
         ({"sut": {"a": ["libxac"], "b": ["os"], "c": ["os"]}}, "'sut' names 'c'"),
+        (
+            {"sut": {"a": ["libxac"], "b": ["bdb"]}},
+            "'sut' of 'b' names system 'bdb', which 'systems' does not declare",
+        ),
         ({"recorded": {"reps": {"role": "workload"}}}, "in both 'params' and 'recorded'"),
         ({"recorded": {"write_cache": {"role": "system"}}}, "a factor the agent applies"),
         ({"params": {"timeout": {"type": "integer", "flag": "--t"}}}, "a factor the agent"),
@@ -118,9 +146,38 @@ def test_what_a_schema_cannot_say_is_checked_after_it(change: dict[str, Any], wo
     assert words in str(caught.value)
 
 
+def test_systems_are_declared_with_their_modes_durability_and_packages() -> None:
+    suite = parse_suite(declaration(), source=Path("x.json"))
+    libxac, os_decl = suite.system_decls["libxac"], suite.system_decls["os"]
+    assert libxac.title == "LIBXAC" and libxac.processes == "many"
+    assert libxac.durability("on") == "durable" and libxac.durability("nope") is None
+    assert os_decl.packages == ("util-linux",) and os_decl.processes == "one"
+    assert debian_packages({"x": suite}) == ["util-linux"]
+
+
+def test_one_system_declared_two_ways_is_refused(tmp_path: Path) -> None:
+    one = declaration(name="one")
+    two = declaration(name="two")
+    two["systems"]["libxac"] = {"title": "LIBXAC", "modes": {"on": "nondurable"}, "packages": []}
+    for raw in (one, two):
+        (tmp_path / f"{raw['name']}.json").write_text(json.dumps(raw))
+    with pytest.raises(SuiteError, match="declare system 'libxac' differently"):
+        load_suites(tmp_path)
+    two["systems"]["libxac"] = one["systems"]["libxac"]
+    (tmp_path / "two.json").write_text(json.dumps(two))
+    assert set(declared_systems(load_suites(tmp_path))) == {"libxac", "os"}
+
+
+def test_the_install_script_reads_the_same_packages_as_the_parser() -> None:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "system-packages.py"
+    printed = subprocess.run([str(script)], capture_output=True, text=True, check=True).stdout
+    assert printed.split() == debian_packages(load_suites())
+    assert {"libsqlite3-dev", "libpmemobj-dev", "librocksdb-dev"} <= set(printed.split())
+
+
 def test_a_file_without_sut_or_roles_still_loads_with_the_defaults() -> None:
     older = declaration()
-    del older["sut"], older["recorded"], older["params"]["reps"]["role"]
+    del older["sut"], older["systems"], older["recorded"], older["params"]["reps"]["role"]
     suite = parse_suite(older, source=Path("x.json"))
     assert suite.systems == {} and suite.all_systems == ()
     assert suite.role("reps") == "workload" and suite.role("mode") == "system"

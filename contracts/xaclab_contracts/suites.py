@@ -65,6 +65,24 @@ class ParamDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class SystemDecl:
+    """A system under test as a suite declares it (docs/suites.md, "Systems")."""
+
+    name: str
+    title: str
+    # Mode (the result param "mode") -> "durable" or "nondurable".
+    modes: dict[str, str]
+    # Debian packages a lab machine needs to build and run it.
+    packages: tuple[str, ...]
+    help: str = ""
+    # "many": several processes may share one store; "one": one at a time.
+    processes: str = "many"
+
+    def durability(self, mode: str) -> str | None:
+        return self.modes.get(mode)
+
+
+@dataclass(frozen=True, slots=True)
 class RepeatUntil:
     """A profile's adaptive repetition: run again until every result's median is known
     within ``median_ci_percent`` (the 95% interval's half-width), or ``max_runs`` runs."""
@@ -87,6 +105,8 @@ class Suite:
     systems: dict[str, tuple[str, ...]]
     # The option that takes the directory under test (e.g. "--dir"); "" = none.
     dir_flag: str
+    # System -> its declaration; every system of ``systems`` has one.
+    system_decls: dict[str, SystemDecl]
     declaration: dict[str, Any]  # the file as written, served by GET /api/v1/suites
     # Profile -> its adaptive repetition; profiles without one run once.
     repeat: dict[str, RepeatUntil] = field(default_factory=dict)
@@ -208,11 +228,35 @@ def list_suites(directory: Path | None = None) -> list[str]:
 
 
 def load_suites(directory: Path | None = None) -> dict[str, Suite]:
-    """Every ``<name>.json`` in ``directory``, by name; one malformed file raises SuiteError."""
+    """Every ``<name>.json`` in ``directory``, by name; one malformed file raises SuiteError,
+    and so do two suites that declare one system differently."""
     directory = directory or SUITES_DIR
     if not directory.is_dir():
         raise SuiteError(f"suites directory {directory} does not exist")
-    return {path.stem: read_suite(path) for path in sorted(directory.glob("*.json"))}
+    suites = {path.stem: read_suite(path) for path in sorted(directory.glob("*.json"))}
+    declared_systems(suites)
+    return suites
+
+
+def declared_systems(suites: dict[str, Suite]) -> dict[str, SystemDecl]:
+    """Every system the suites declare, by name, in suite order; SuiteError when two suites
+    declare one system differently (a system has one declaration, however many suites run
+    it)."""
+    found: dict[str, tuple[str, SystemDecl]] = {}
+    for suite in suites.values():
+        for name, decl in suite.system_decls.items():
+            if name in found and found[name][1] != decl:
+                raise SuiteError(
+                    f"suites {found[name][0]!r} and {suite.name!r} declare system {name!r} "
+                    "differently; a system has one declaration"
+                )
+            found.setdefault(name, (suite.name, decl))
+    return {name: decl for name, (_, decl) in found.items()}
+
+
+def debian_packages(suites: dict[str, Suite]) -> list[str]:
+    """The Debian packages every declared system needs, each once, sorted."""
+    return sorted({p for decl in declared_systems(suites).values() for p in decl.packages})
 
 
 def read_suite(path: Path) -> Suite:
@@ -270,6 +314,24 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
         for program in systems:
             if program not in programs:
                 raise SuiteError(f"{source}: 'sut' names {program!r}, not a program of the suite")
+    decls = {
+        sname: SystemDecl(
+            name=sname,
+            title=entry["title"],
+            modes=dict(entry["modes"]),
+            packages=tuple(entry["packages"]),
+            help=entry.get("help", ""),
+            processes=entry.get("processes", "many"),
+        )
+        for sname, entry in declaration.get("systems", {}).items()
+    }
+    for program, found in systems.items():
+        for sname in found:
+            if sname not in decls:
+                raise SuiteError(
+                    f"{source}: 'sut' of {program!r} names system {sname!r}, which 'systems' "
+                    "does not declare (its title, modes and packages)"
+                )
     return Suite(
         name=name,
         title=declaration.get("title", name),
@@ -283,6 +345,7 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
         recorded=recorded,
         systems={program: tuple(found) for program, found in systems.items()},
         dir_flag=declaration.get("dir_flag", ""),
+        system_decls=decls,
         declaration=declaration,
         repeat={
             k: RepeatUntil(

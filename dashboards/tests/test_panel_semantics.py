@@ -17,21 +17,21 @@ import pytest
 from dashboards.grafana_sql import expand
 from dashboards.tests.test_dashboard_queries import DASHBOARDS, _time_range, _variables
 
-# The ratio of the medians over every (LIBXAC result, baseline result) pair of a run.
+# The ratio of the medians over every (reference result, system result) pair of a run.
 RATIO_OVER_TIME = """
 SELECT
   $__timeGroupAlias(r.created_at, $__interval),
-  m.name || ' epoch ' || r.epoch || ' libxac / ' || o.sut AS metric,
+  m.name || ' epoch ' || r.epoch || ' $reference / ' || o.sut AS metric,
   percentile_cont(0.5) WITHIN GROUP (ORDER BY r.median)
     / nullif(percentile_cont(0.5) WITHIN GROUP (ORDER BY o.median), 0) AS value
 FROM results r
 JOIN machines m ON m.id = r.machine_id
 JOIN results o ON o.run_id = r.run_id AND o.suite = r.suite AND o.benchmark = r.benchmark
-  AND o.metric = r.metric AND o.sut IN ('bdb', 'lmdb') AND o.params->>'procs' = r.params->>'procs'
+  AND o.metric = r.metric AND o.sut IN ($system) AND o.params->>'procs' = r.params->>'procs'
 WHERE r.suite = 'search-tree'
   AND r.benchmark = 'insert'
   AND r.metric = 'throughput'
-  AND r.sut = 'libxac'
+  AND r.sut = '$reference'
   AND r.params->>'procs' = '1'
   AND coalesce(r.params->>'tree', 'btree') = 'btree'
   AND NOT coalesce((r.params->>'advisory')::boolean, false)

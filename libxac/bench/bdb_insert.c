@@ -25,6 +25,7 @@
  * This file is the store; the driver, its options and the results are
  * described in common/kv_driver.h.
  */
+/* xaclab-link: -ldb */
 #include "kv_driver.h"
 #include "tree_opts.h"
 #include "workload.h"
@@ -132,8 +133,9 @@ static int bdb_create(const struct xb_kv_config *cfg, const char *dir)
 static int bdb_open(const struct xb_kv_config *cfg, const char *dir,
                     enum xb_kv_use use, void **h)
 {
-    (void)use;
-    *h = bdb_open_flags(cfg, dir, 0);
+    /* After a crash the first process to open runs recovery. */
+    *h = bdb_open_flags(cfg, dir,
+                        use == XB_KV_RECOVER && is_txn(cfg) ? DB_RECOVER : 0);
     return *h != NULL ? 0 : -1;
 }
 

@@ -17,6 +17,7 @@
  * This file is the store; the driver, its options and the results are
  * described in common/kv_driver.h.
  */
+/* xaclab-link: -llmdb */
 #include "kv_driver.h"
 #include "scratch.h"
 #include "tree_opts.h"

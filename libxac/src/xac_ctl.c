@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +131,17 @@ int xctl_open(struct xctl *cx, const char *dir, size_t psize)
         goto fail_errno;
     if (xos.fstat(cx->cx_fd, &st) != 0)
         goto fail_errno;
+    /* A file without its magic is unfinished (ctl_init_file writes it
+     * last): after a power cut the header, written through a mapping and
+     * never synced, may be zeros.  The control file holds no committed
+     * data, so whoever holds the lock makes it again. */
+    uint32_t magic = 0;
+    if (st.st_size >= (off_t)sizeof(struct xctl_hdr) &&
+        xos.pread(cx->cx_fd, &magic, sizeof magic,
+                  (off_t)offsetof(struct xctl_hdr, ch_magic)) ==
+            (ssize_t)sizeof magic &&
+        magic == 0 && xos.ftruncate(cx->cx_fd, 0) == 0)
+        st.st_size = 0;
     if (st.st_size == 0) {
         rc = ctl_init_file(cx->cx_fd, psize);
         if (rc != 0)

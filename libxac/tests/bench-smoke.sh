@@ -149,6 +149,28 @@ for p in bdb_insert lmdb_insert; do
     usage "$p"
 done
 
+# SQLite allows several processes on one store.
+check sqlite_insert search-tree sqlite
+check sqlite_insert search-tree sqlite --procs 2 --order sorted --mode wal_off
+check sqlite_insert search-tree sqlite --procs 2 --durability nondurable --tree all
+skips sqlite_insert --tree cobtree
+check sqlite_insert search-tree sqlite --op search --count 1000 --reps 1 --procs 2
+check sqlite_insert search-tree sqlite --op scan --count 1000 --reps 1
+usage sqlite_insert
+# The systems that allow one process per store: --procs 2 measures nothing.
+for p in pmemobj_insert rocksdb_insert; do
+    sut=${p%%_*}
+    check "$p" search-tree "$sut"
+    check "$p" search-tree "$sut" --order sorted --tree all
+    skips "$p" --tree cobtree
+    skips "$p" --procs 2
+    check "$p" search-tree "$sut" --op search --count 1000 --reps 1
+    check "$p" search-tree "$sut" --op scan --count 1000 --reps 1
+    usage "$p"
+done
+check rocksdb_insert search-tree rocksdb --durability nondurable
+skips pmemobj_insert --durability nondurable
+
 for p in tree_insert tree_blocks; do
     check "$p" search-tree libxac --count 400 --reps 1
     usage "$p"

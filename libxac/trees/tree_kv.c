@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tree.h"
 #include "tree_opts.h"
@@ -50,14 +51,14 @@ static const struct tk_config *tk_of(const struct xb_kv_config *cfg)
 }
 
 /* Open the store as the use needs it: the timed processes in the
- * configuration's version, the parent's load and check through the serial
- * one. */
+ * configuration's version (so is a recovery after a crash), the parent's
+ * load and check through the serial one. */
 static int tk_open(const struct xb_kv_config *cfg, const char *dir,
                    enum xb_kv_use use, void **hp)
 {
     const struct tk_config *c = tk_of(cfg);
     struct ts_config tc = {TS_SERIAL, TS_NONDURABLE, 0};
-    if (use == XB_KV_MEASURE)
+    if (use == XB_KV_MEASURE || use == XB_KV_RECOVER)
         tc = (struct ts_config){c->version, c->durability, c->advisory};
     struct tk_handle *h = calloc(1, sizeof *h);
     if (h == NULL)
@@ -100,6 +101,11 @@ static int tk_create(const struct xb_kv_config *cfg, const char *dir)
     int rc = ts_open(&s, TS_SERIAL, dir, TK_FILE, c->file_bytes, 0);
     if (rc == 0) {
         rc = tr_create(&s, &c->tree);
+        /* The format is written through a plain mapping: make it durable
+         * before a durable store is built on it (the crash suite's power
+         * loss found trees whose header never reached the disk). */
+        if (rc == 0 && msync(s.ts_base, s.ts_len, MS_SYNC) != 0)
+            rc = -1;
         if (ts_close(&s) != 0 && rc == 0)
             rc = -1;
     }

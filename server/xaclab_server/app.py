@@ -44,6 +44,7 @@ from xaclab_server.services.reproduction import load_report_figures
 from xaclab_server.services.results import load_validator
 from xaclab_server.services.suites import Suite, load_suites
 from xaclab_server.services.throttle import Throttle
+from xaclab_server.ui import crash as crash_page
 from xaclab_server.ui import pages
 from xaclab_server.ui import reproduction as reproduction_page
 
@@ -122,6 +123,7 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
     app.include_router(reproduction.router, dependencies=guarded)
     app.include_router(pages.router)
     app.include_router(reproduction_page.router)
+    app.include_router(crash_page.router)
     app.mount("/static", StaticFiles(directory=PACKAGE_DIR / "static"), name="static")
     return app
 

@@ -1,4 +1,4 @@
-"""The search-tree suite's shared parameters (durability, tree, procs) reach all four programs
+"""The search-tree suite's shared parameters (durability, tree, procs) reach all its programs
 through the agent's local mode, and every result says what ran (docs/trees.md, "The suite").
 
 The agent passes every parameter to every program; each program maps it onto its own mechanism
@@ -77,8 +77,12 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
         ("bdb", None, None, "not_durable"),
         ("bdb", None, None, "nosync"),
         ("lmdb", None, None, "nosync"),
+        ("sqlite", None, None, "wal_off"),
     }
     assert {r["params"]["durability"] for r in results} == {"nondurable"}
+    # PMDK and RocksDB allow one process per store: they say so and measure nothing.
+    assert "pmemobj_insert: PMDK lets one process open a pool at a time" in stderr
+    assert "rocksdb_insert: RocksDB lets one process open a database at a time" in stderr
     assert {r["params"]["procs"] for r in results} == {2}
     # tree_blocks runs the serial trees, which have one process: it measured nothing.
     assert not [r for r in results if r["params"].get("version") == "serial"]
@@ -135,7 +139,9 @@ def test_one_durable_libxac_tree_runs_alone(tmp_path: Path) -> None:
     # The baselines never run under one LIBXAC tree's name, and say so.
     assert "bdb_insert: --tree cobtree selects one LIBXAC tree" in stderr
     assert "lmdb_insert: --tree cobtree selects one LIBXAC tree" in stderr
-    assert stderr.count(SKIPPED) == 3  # the two baselines and the serial tree_blocks
+    assert "sqlite_insert: --tree cobtree selects one LIBXAC tree" in stderr
+    # The five other systems and the serial tree_blocks.
+    assert stderr.count(SKIPPED) == 6
 
 
 def test_the_advisory_btree_and_the_baselines_durable_by_default(tmp_path: Path) -> None:
@@ -149,4 +155,7 @@ def test_the_advisory_btree_and_the_baselines_durable_by_default(tmp_path: Path)
         ("libxac", "btree", False, "durable"),
         ("bdb", None, None, "durable"),
         ("lmdb", None, None, "durable"),
+        ("sqlite", None, None, "wal_full"),
+        ("pmemobj", None, None, "durable"),
+        ("rocksdb", None, None, "durable"),
     }

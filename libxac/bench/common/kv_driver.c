@@ -17,16 +17,23 @@ static const char *const op_names[] = {"insert", "search", "scan", NULL};
 
 /* Without a plan of the store's own: each selected mode is one
  * configuration, and a single LIBXAC tree selects none (tree_opts.h). */
-static int plan_modes(const struct xb_kv_store *st,
-                      const struct xb_kv_request *rq,
-                      struct xb_kv_config *cfgs)
+int xb_kv_plan_modes(const struct xb_kv_store *st,
+                     const struct xb_kv_request *rq, struct xb_kv_config *cfgs)
 {
     int n = 0;
     if (xb_st_baseline_skips(st->prog, rq->tree))
         return 0;
+    if (st->one_process != NULL && rq->procs > 1) {
+        fprintf(stderr, "%s: %s; --procs %d measures nothing.\n", st->prog,
+                st->one_process, rq->procs);
+        return 0;
+    }
     for (const char *const *m = rq->modes; *m != NULL; m++)
         cfgs[n++] = (struct xb_kv_config){*m, rq->procs, rq->count,
                                           XB_VALUE_BYTES, NULL};
+    if (n == 0)
+        fprintf(stderr, "%s: %s has no mode of the durability asked for; "
+                "it measures nothing.\n", st->prog, st->sut);
     return n;
 }
 
@@ -103,6 +110,8 @@ static int measure_all(struct xb_kv_run *run, const struct xb_kv_config *cfgs,
 
 int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
 {
+    if (argc > 1 && strcmp(argv[1], "crash") == 0)
+        return xb_crash_main(argc - 1, argv + 1, st);
     static const char *const orders[] = {"random", "sorted", NULL};
     long long count = -1, reps = -1, procs = 1, seed = XB_WORKLOAD_SEED;
     int quick = 0, verify = 0, no_verify = 0;
@@ -183,7 +192,7 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
                                              : st->nondurable_modes,
         (int)procs, run.count};
     struct xb_kv_config cfgs[XB_KV_MAX_CONFIGS];
-    int ncfg = st->plan ? st->plan(&rq, cfgs) : plan_modes(st, &rq, cfgs);
+    int ncfg = st->plan ? st->plan(&rq, cfgs) : xb_kv_plan_modes(st, &rq, cfgs);
     if (ncfg <= 0)
         return ncfg == 0 ? 0 : 2;
     return measure_all(&run, cfgs, ncfg, dir);

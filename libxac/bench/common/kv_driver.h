@@ -58,6 +58,12 @@
  *                         measured inserts of all processes)
  *   log_syncs_per_insert  ratio (insert, counters with a log): the same
  *                         delta of log_syncs / keys
+ *   write_bytes_per_insert bytes (insert, not on tmpfs): what the timed
+ *                         processes caused to be written to storage, by
+ *                         the kernel's I/O accounting (getrusage of the
+ *                         reaped children, ru_oublock: pages dirtied
+ *                         through write() or a mapping; a page dirtied
+ *                         again after its writeback counts again), / keys
  *   aborts                count (counters with aborts): transactions the
  *                         store aborted and retried during the timed
  *                         phase, one sample per process per repetition
@@ -126,7 +132,10 @@ struct xb_kv_request {
 enum xb_kv_use {
     XB_KV_MEASURE, /* a child, for the timed operations */
     XB_KV_LOAD,    /* the parent, to load the keys untimed */
-    XB_KV_CHECK    /* the parent, to verify and measure the store */
+    XB_KV_CHECK,   /* the parent, to verify and measure the store */
+    XB_KV_RECOVER  /* the crash suite, after a crash: as the first process
+                      to open it then, running the store's recovery
+                      (crash/crash.h) */
 };
 
 /* open's answer when the store refuses one more process. */
@@ -179,6 +188,9 @@ struct xb_kv_store {
     const struct xb_opt *options; /* the store's own, ending with {0} */
     int latency_top; /* keep every latency: report <op>_latency_top */
     const char *refused; /* the sentence for XB_KV_REFUSED */
+    /* Optional: why the system lets one process open a store at a time;
+     * then --procs above 1 measures nothing and says this. */
+    const char *one_process;
 
     /* Optional: the configurations to measure (at most XB_KV_MAX_CONFIGS)
      * for the request; their number, 0 when the options select nothing
@@ -234,6 +246,15 @@ struct xb_kv_store {
                    const struct xb_kv_counters *counters, xb_result *r);
 };
 
+/* "<program> crash ..." runs the crash-consistency suite on the store
+ * (crash/crash.h); anything else the benchmark. */
 int xb_kv_main(int argc, char **argv, const struct xb_kv_store *store);
+/* The plan of a store without one of its own: each selected mode one
+ * configuration; none (said on stderr) under a single LIBXAC --tree, above
+ * one process where the store allows one, or when the store has no mode of
+ * the durability asked for. */
+int xb_kv_plan_modes(const struct xb_kv_store *store,
+                     const struct xb_kv_request *rq, struct xb_kv_config *cfgs);
+int xb_crash_main(int argc, char **argv, const struct xb_kv_store *store);
 
 #endif

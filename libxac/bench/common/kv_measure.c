@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #define MAX_LATENCY_SAMPLES 100000
 #define TOP_LATENCIES 100
@@ -18,7 +20,27 @@
 /* The results of one configuration, in the order they are printed. */
 enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
        R_ABORTS, R_RETRIES, R_RETRY_MAX, R_ABORTED_TIME, R_WAIT_TIME,
-       R_ESCALATIONS, R_CONFLICTS, NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
+       R_ESCALATIONS, R_WRITE_BYTES, R_CONFLICTS,
+       NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
+
+#define TMPFS_MAGIC_NUMBER 0x01021994
+
+/* Bytes the reaped children caused to be written to storage so far: the
+ * kernel's I/O accounting (write_bytes, pages dirtied through write() or a
+ * mapping), which getrusage reports in 512-byte blocks. */
+static double children_write_bytes(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_CHILDREN, &ru) == 0 ? (double)ru.ru_oublock * 512
+                                                : 0;
+}
+
+/* tmpfs writes nothing to storage: no write_bytes_per_insert there. */
+static int on_storage(const char *dir)
+{
+    struct statfs fs;
+    return statfs(dir, &fs) == 0 && fs.f_type != TMPFS_MAGIC_NUMBER;
+}
 
 struct child_arg {
     const struct xb_kv_run *run;
@@ -331,7 +353,9 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         st->log_mark(cfg, dir);
     (void)xb_settle(dir); /* noise only: a failure changes nothing */
     memset(run->sh, 0, run->sh_bytes);
+    double written = children_write_bytes();
     int64_t ns = run_children(run, cfg, dir);
+    written = children_write_bytes() - written;
     if (ns < 0) {
         fprintf(stderr, "%s: %s\n", st->prog, st->refused);
         return 2;
@@ -372,6 +396,8 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
             add_contention(run, cfg, &ps->at_open, &ps->at_end, kinds[p],
                            rs);
     }
+    if (run->op == XB_KV_INSERT && on_storage(dir))
+        xb_sample(rs[R_WRITE_BYTES], written / (double)run->count);
     if (run->op == XB_KV_INSERT && st->bytes_used)
         xb_sample(rs[R_BYTES], (double)used / (double)run->count);
     xb_remove_tree(dir);
@@ -437,7 +463,8 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         [R_RETRY_MAX] = {"retries_max", "count", XB_LOWER},
         [R_ABORTED_TIME] = {"aborted_time", "ms", XB_LOWER},
         [R_WAIT_TIME] = {"wait_time", "ms", XB_LOWER},
-        [R_ESCALATIONS] = {"escalations", "count", XB_LOWER}};
+        [R_ESCALATIONS] = {"escalations", "count", XB_LOWER},
+        [R_WRITE_BYTES] = {"write_bytes_per_insert", "bytes", XB_LOWER}};
     xb_result *rs[NRESULTS] = {NULL};
     char metric[64];
     for (int k = 0; k < R_CONFLICTS; k++) {

@@ -3,9 +3,10 @@
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
+from xaclab_contracts.suites import declared_systems
 from xaclab_contracts.validity import FLAG_LABELS
 
-from xaclab_server.api.deps import ParamRolesDep, SessionDep
+from xaclab_server.api.deps import ParamRolesDep, SessionDep, SuitesDep
 from xaclab_server.models import Machine, Run
 from xaclab_server.schemas.comparison import ComparisonOut
 from xaclab_server.services.comparability import NotComparable
@@ -27,7 +28,11 @@ def _int(text: str | None) -> int | None:
 
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(
-    request: Request, session: SessionDep, roles: ParamRolesDep, _reader: PageReader
+    request: Request,
+    session: SessionDep,
+    roles: ParamRolesDep,
+    suites: SuitesDep,
+    _reader: PageReader,
 ) -> Response:
     query = {k: v[:100] for k, v in request.query_params.items()}
     result: ComparisonOut | None = None
@@ -65,6 +70,7 @@ def compare_page(
             "runs": runs,
             "machines": machines,
             "export": str(request.url.query),
+            "systems": list(declared_systems(suites)),
             "flag_labels": FLAG_LABELS,
         },
         status=status,

@@ -108,11 +108,16 @@ def submit_run(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, session: SessionDep, _reader: PageReader, run_id: int) -> Response:
+def run_page(
+    request: Request, session: SessionDep, suites: SuitesDep, _reader: PageReader, run_id: int
+) -> Response:
     run = session.get(Run, run_id)
     if run is None:
         return not_found(request, f"Run {run_id}")
     machine = session.get_one(Machine, run.machine_id)
+    suite = suites.get(run.suite)
+    # The systems the run's suite compares (name, title), for its comparison links.
+    systems = [(d.name, d.title) for d in suite.system_decls.values()] if suite else []
     results = session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id))
     rows = [result_out(r) for r in results]
     return render(
@@ -121,6 +126,7 @@ def run_page(request: Request, session: SessionDep, _reader: PageReader, run_id:
         {
             "run": run,
             "machine": machine,
+            "systems": systems,
             "results": rows,
             "flagged": sum(bool(r.flags) or r.flags is None for r in rows),
             "flag_labels": FLAG_LABELS,
