@@ -178,7 +178,7 @@ def test_every_page_renders_cleanly_and_escapes_stored_text(
                 assert page.locator("[data-xss]").count() == 0, f"{path} made markup of text"
             current["path"] = f"/runs/{ids['run_id']}"
             page.goto(f"{base}/runs/{ids['run_id']}")
-            page.wait_for_selector("#chart[data-ready='true']", timeout=10_000)
+            page.wait_for_selector("[data-testid='figure'][data-kind='lines']", timeout=10_000)
             assert XSS in page.inner_text("body"), "the job message is not shown as text"
             assert page.locator("[data-xss]").count() == 0
             page.goto(f"{base}/tokens")
