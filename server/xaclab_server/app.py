@@ -22,6 +22,7 @@ from xaclab_server.api.routes import (
     audit,
     auth,
     compare,
+    history,
     jobs,
     machines,
     matrices,
@@ -119,6 +120,7 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
     for router in (machines.router, suites.router, runs.router, jobs.router, matrices.router):
         app.include_router(router, dependencies=guarded)
     app.include_router(compare.router, dependencies=guarded)
+    app.include_router(history.router, dependencies=guarded)
     app.include_router(reproduction.router, dependencies=guarded)
     app.include_router(pages.router)
     app.include_router(reproduction_page.router)

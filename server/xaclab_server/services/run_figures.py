@@ -37,7 +37,6 @@ from xaclab_server.models import Job, Result, Run
 from xaclab_server.schemas.figure import (
     Curve,
     Figure,
-    IntervalKind,
     Mark,
     Reference,
     RunFigures,
@@ -53,6 +52,7 @@ from xaclab_server.services.distributions import (
     nines,
     percentile_label,
 )
+from xaclab_server.services.result_views import flags_of, result_interval
 from xaclab_server.services.series_keys import canonical, history_url, series_key, series_params
 from xaclab_server.services.suites import Suite
 from xaclab_server.services.systems import (
@@ -175,24 +175,12 @@ def _x_param(items: list[Item]) -> str | None:
     return max(numeric, key=lambda k: len({i.params[k] for i in items}))
 
 
-def _interval(result: Result) -> tuple[float | None, float | None, IntervalKind]:
-    if result.median_ci_low is not None and result.median_ci_high is not None:
-        return result.median_ci_low, result.median_ci_high, "median_ci"
-    if result.n >= 2:
-        return result.min, result.max, "range"
-    return None, None, "none"
-
-
-def _flags(result: Result) -> dict[str, str] | None:
-    return None if result.flags is None else {k: str(v) for k, v in result.flags.items()}
-
-
 def _doubtful(result: Result) -> bool:
     return result.flags is None or bool(result.flags)
 
 
 def _mark(item: Item, *, x: float | None = None, y: float | None = None) -> Mark:
-    low, high, kind = _interval(item.result)
+    low, high, kind = result_interval(item.result)
     return Mark(
         x=x,
         y=item.result.median if y is None else y,
@@ -200,7 +188,7 @@ def _mark(item: Item, *, x: float | None = None, y: float | None = None) -> Mark
         high=high if y is None else None,
         interval=kind if y is None else "none",
         n=item.result.n,
-        flags=_flags(item.result),
+        flags=flags_of(item.result),
         result_ids=[item.result.id],
         history_url=item.history,
     )
@@ -208,7 +196,7 @@ def _mark(item: Item, *, x: float | None = None, y: float | None = None) -> Mark
 
 def _single(item: Item) -> SingleValue:
     r = item.result
-    low, high, kind = _interval(r)
+    low, high, kind = result_interval(r)
     words = params_words(item.params)
     return SingleValue(
         benchmark=r.benchmark,
@@ -224,7 +212,7 @@ def _single(item: Item) -> SingleValue:
         high=high,
         interval=kind,
         n=r.n,
-        flags=_flags(r),
+        flags=flags_of(r),
         result_id=r.id,
         history_url=item.history,
     )
@@ -428,7 +416,7 @@ def _references(
             label=f"{style.title}: {f.result.benchmark}",
             value=f.result.median,
             colour=style.colour,
-            flags=_flags(f.result),
+            flags=flags_of(f.result),
         )
         for f in floors
     ]
