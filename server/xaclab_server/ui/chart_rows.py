@@ -57,6 +57,7 @@ def render_rows(
     reference: float | None = None,
     label: str,
     max_label: float = MAX_LABEL,
+    width: float = WIDTH,
 ) -> Markup:
     lines: list[tuple[str, RowMark | None]] = []
     headed: set[str] = set()
@@ -79,7 +80,7 @@ def render_rows(
     if reference is not None:
         values.append(reference)
     low, high = domain(values, x_scale, from_zero=reference is None)
-    x = Scale(x_scale, low, high, left, WIDTH - RIGHT)
+    x = Scale(x_scale, low, high, left, width - RIGHT)
     parts = [_axes(x, left, height, x_title, reference)]
     for index, (group, row) in enumerate(lines):
         middle = TOP + ROW * index + ROW / 2
@@ -87,7 +88,7 @@ def render_rows(
             parts.append(text(8, middle + 4, group, font_weight="600", class_="row-group"))
             continue
         parts.append(_row(row, x, left, middle, indented=group in headed))
-    return svg(WIDTH, height, join(parts), label=label)
+    return svg(width, height, join(parts), label=label)
 
 
 def _axes(x: Scale, left: float, height: float, x_title: str, reference: float | None) -> Markup:
@@ -102,7 +103,7 @@ def _axes(x: Scale, left: float, height: float, x_title: str, reference: float |
             "rect",
             x=f"{left:.1f}",
             y=TOP,
-            width=f"{WIDTH - RIGHT - left:.1f}",
+            width=f"{x.end - left:.1f}",
             height=f"{bottom - TOP:.1f}",
             fill="none",
             stroke=AXIS,
@@ -125,7 +126,7 @@ def _axes(x: Scale, left: float, height: float, x_title: str, reference: float |
         )
     parts.append(
         text(
-            (left + WIDTH - RIGHT) / 2,
+            (left + x.end) / 2,
             height - 12,
             x_title,
             text_anchor="middle",
@@ -146,14 +147,14 @@ def _row(row: RowMark, x: Scale, left: float, middle: float, *, indented: bool) 
             "line",
             x1=f"{left:.1f}",
             y1=f"{middle:.1f}",
-            x2=f"{WIDTH - RIGHT:.1f}",
+            x2=f"{x.end:.1f}",
             y2=f"{middle:.1f}",
             stroke="#f0f2f4",
         ),
         text(24 if indented else 8, middle + 4, label, class_="row-label"),
     ]
     if row.low is not None and row.high is not None:
-        ends = [min(max(x(v), left), WIDTH - RIGHT) for v in (row.low, row.high)]
+        ends = [min(max(x(v), left), x.end) for v in (row.low, row.high)]
         parts.append(
             el(
                 "line",

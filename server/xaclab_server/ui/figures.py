@@ -8,8 +8,9 @@ from xaclab_contracts.validity import FLAG_LABELS
 from xaclab_server.schemas.comparison import ComparisonOut
 from xaclab_server.schemas.figure import Figure, Section, SingleValue
 from xaclab_server.services.compare_view import ForestView
-from xaclab_server.services.systems import params_words
+from xaclab_server.services.systems import params_words, title_of
 from xaclab_server.ui.chart_rows import RowMark, render_dots, render_rows
+from xaclab_server.ui.chart_spark import sparkline
 from xaclab_server.ui.chart_svg import number, swatch
 from xaclab_server.ui.chart_xy import render_xy
 
@@ -20,7 +21,8 @@ def draw(figure: Figure) -> Markup:
     return render_xy(figure)
 
 
-FOREST_LABEL = 440.0  # a pair's label names both systems and their variants
+# A pair's label names both systems and their variants: a wider chart, most of it labels.
+FOREST_WIDTH, FOREST_LABEL = 1000.0, 580.0
 
 
 def draw_forest(view: ForestView, comparison: ComparisonOut) -> Markup:
@@ -51,6 +53,7 @@ def draw_forest(view: ForestView, comparison: ComparisonOut) -> Markup:
         x_scale="log",
         reference=1.0,
         max_label=FOREST_LABEL,
+        width=FOREST_WIDTH,
         label=f"{comparison.b} against {comparison.a}: one row per pair, the ratio with its "
         "95% interval",
     )
@@ -129,9 +132,11 @@ def single_tables(sections: list[Section]) -> list[SingleTable]:
 TEMPLATE_GLOBALS = {
     "draw": draw,
     "draw_forest": draw_forest,
+    "sparkline": sparkline,
     "num": num,
     "swatch": swatch,
     "flag_labels": FLAG_LABELS,
     "single_tables": single_tables,
     "params_words": params_words,
+    "title_of": title_of,
 }
