@@ -59,6 +59,17 @@ def draw_forest(view: ForestView, comparison: ComparisonOut) -> Markup:
     )
 
 
+def duration(seconds: float) -> str:
+    """A span of time in words: 45 s, 12 min, 3.5 h, 2.1 days."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
 def num(value: float | None) -> str:
     return "–" if value is None else number(value)
 
@@ -134,6 +145,7 @@ TEMPLATE_GLOBALS = {
     "draw_forest": draw_forest,
     "sparkline": sparkline,
     "num": num,
+    "duration": duration,
     "swatch": swatch,
     "flag_labels": FLAG_LABELS,
     "single_tables": single_tables,
