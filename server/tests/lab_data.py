@@ -5,13 +5,21 @@ The params are the ones the real programs put into their results (seen in a
 ``block_bytes``, Berkeley DB with its ``mode`` and ``cache_mib``, LMDB with
 ``map_mib``; page_touch's time per page against ``n`` with the OS floors in the
 same metric and its least-squares ``fit``; the storage suite's single values.
-Samples are drawn from a seeded generator around a given centre.
+Samples are drawn from a seeded generator around a given centre; every
+result carries the env an agent on validity_helpers.FINGERPRINT's machine sends
+(register the machine with that fingerprint for unflagged results).
 """
 
 import random
 from typing import Any
 
-from tests.helpers import result_record
+from tests.helpers import result_record as plain_record
+from tests.validity_helpers import env
+
+
+def result_record(**fields: Any) -> dict[str, Any]:
+    return plain_record(env=env(), **fields)
+
 
 WORKLOAD = {
     "count": 2000,

@@ -22,7 +22,7 @@ def draw(figure: Figure) -> Markup:
 
 
 # A pair's label names both systems and their variants: a wider chart, most of it labels.
-FOREST_WIDTH, FOREST_LABEL = 1000.0, 580.0
+FOREST_WIDTH, FOREST_LABEL = 1100.0, 700.0
 
 
 def draw_forest(view: ForestView, comparison: ComparisonOut) -> Markup:
