@@ -37,6 +37,7 @@ from xaclab_server.models import Job, Result, Run
 from xaclab_server.schemas.figure import (
     Curve,
     Figure,
+    FigureKind,
     Mark,
     Reference,
     RunFigures,
@@ -44,6 +45,9 @@ from xaclab_server.schemas.figure import (
     Series,
     SingleValue,
     Tick,
+)
+from xaclab_server.schemas.figure import (
+    Scale as ScaleKind,
 )
 from xaclab_server.services.comparisons import matched_params
 from xaclab_server.services.distributions import (
@@ -89,16 +93,22 @@ class Context:
     items: list[Item]
 
 
-def figures_of_run(
-    *, session: Session, run: Run, suites: dict[str, Suite], roles: ParamRoles
-) -> RunFigures:
+def run_rows(*, session: Session, run: Run) -> list[tuple[Result, dict[str, Any]]]:
+    """The run's results in id order, each with its matched params (its own, its job's
+    factors, the write cache with its scope)."""
     found = session.execute(
         select(Result, Job.params)
         .join(Job, Job.id == Result.job_id)
         .where(Result.run_id == run.id)
         .order_by(Result.id)
     ).all()
-    rows = [(r, matched_params(r, job_params)) for r, job_params in found]
+    return [(r, matched_params(r, job_params)) for r, job_params in found]
+
+
+def figures_of_run(
+    *, session: Session, run: Run, suites: dict[str, Suite], roles: ParamRoles
+) -> RunFigures:
+    rows = run_rows(session=session, run=run)
     return run_figures(run=run, rows=rows, suites=suites, roles=roles)
 
 
@@ -277,7 +287,7 @@ def _figure_id(benchmark: str, metric: str, unit: str, kind: str) -> str:
     )
 
 
-def _scale(values: list[float]) -> str:
+def _scale(values: list[float]) -> ScaleKind:
     positive = [v for v in values if v > 0]
     if positive and len(positive) == len(values) and max(positive) / min(positive) > LOG_SPREAD:
         return "log"
@@ -304,6 +314,31 @@ def _flagged(items: list[Item]) -> int:
     return sum(_doubtful(i.result) for i in items)
 
 
+def _figure(
+    kind: FigureKind,
+    key: tuple[str, str, str, str],
+    items: list[Item],
+    series: list[Series],
+    x_param: str | None = None,
+    **fields: Any,
+) -> Figure:
+    """A figure of one benchmark's metric (``key``: benchmark, metric, unit, better): what
+    every figure has, and ``fields`` (title, axes, scales, notes ...)."""
+    benchmark, metric, unit, better = key
+    return Figure(
+        id=_figure_id(benchmark, metric, unit, kind),
+        kind=kind,
+        benchmark=benchmark,
+        metric=metric,
+        unit=unit,
+        better=better,
+        common=_common(items, _varying_anywhere(items, x_param)),
+        series=series,
+        flagged=_flagged(items),
+        **fields,
+    )
+
+
 def _dots(
     benchmark: str, metric: str, unit: str, better: str, items: list[Item], ctx: Context
 ) -> Figure:
@@ -312,20 +347,15 @@ def _dots(
         s.marks = [_mark(i) for i in members]
         series.append(s)
     values = [m.y for s in series for m in s.marks]
-    return Figure(
-        id=_figure_id(benchmark, metric, unit, "dots"),
-        kind="dots",
+    return _figure(
+        "dots",
+        (benchmark, metric, unit, better),
+        items,
+        series,
         title=f"{metric_words(metric).capitalize()} of each system and variant",
-        benchmark=benchmark,
-        metric=metric,
-        unit=unit,
-        better=better,
         x_title=_y_title(metric, unit, better),
         y_title="system and variant",
-        x_scale="log" if _scale(values) == "log" else "linear",
-        common=_common(items, _varying_anywhere(items, None)),
-        series=series,
-        flagged=_flagged(items),
+        x_scale=_scale(values),
         notes=_interval_notes(series),
     )
 
@@ -373,23 +403,19 @@ def _lines(
             f"Thin dashed curves: the model fitted by {benchmark} (benchmark {MODEL_BENCHMARK}): "
             "time per page = slope + c / n."
         )
-    return Figure(
-        id=_figure_id(benchmark, metric, unit, "lines"),
-        kind="lines",
+    return _figure(
+        "lines",
+        (benchmark, metric, unit, better),
+        items,
+        [s for s, _m in series],
+        x_param,
         title=f"{metric_words(metric).capitalize()} against {x_param.replace('_', ' ')}",
-        benchmark=benchmark,
-        metric=metric,
-        unit=unit,
-        better=better,
         x_title=_param_words(x_param, ctx),
         y_title=_y_title(metric, unit, better),
-        x_scale="log" if _scale(xs) == "log" else "linear",
-        y_scale="log" if _scale(ys + [r.value for r in references]) == "log" else "linear",
-        common=_common(items, _varying_anywhere(items, x_param)),
-        series=[s for s, _m in series],
+        x_scale=_scale(xs),
+        y_scale=_scale(ys + [r.value for r in references]),
         references=references,
         curves=curves,
-        flagged=_flagged(items),
         notes=notes,
     )
 
@@ -475,21 +501,16 @@ def _percentiles(
     ticks = [Tick(value=nines(p, 0), label=percentile_label(p)) for p in (50.0, 90.0, 99.0, 99.9)]
     ticks = [t for t in ticks if t.value <= finest + 1e-6] + [Tick(value=at_max, label="max")]
     values = [m.y for s in series for m in s.marks]
-    return Figure(
-        id=_figure_id(benchmark, metric, unit, "percentiles"),
-        kind="percentiles",
+    return _figure(
+        "percentiles",
+        (benchmark, metric, unit, better),
+        items,
+        series,
         title=f"{metric_words(metric).capitalize()}: percentiles of every sample",
-        benchmark=benchmark,
-        metric=metric,
-        unit=unit,
-        better=better,
         x_title="percentile (p99: 99% of the samples are at most this; max: the slowest)",
         y_title=f"{metric_words(metric)} ({unit_words(unit)})",
-        y_scale="log" if _scale(values) == "log" else "linear",
+        y_scale=_scale(values),
         x_ticks=ticks,
-        common=_common(items, _varying_anywhere(items, None)),
-        series=series,
-        flagged=_flagged(items),
         notes=[
             "Nearest-rank percentiles of each result's samples (a histogram's buckets above "
             "100,000 samples, within 0.39%); a percentile is drawn only where a result has "
@@ -508,19 +529,14 @@ def _top_k(
         s.marks = [_mark(item, x=float(k + 1), y=v) for k, v in enumerate(top)]
         series.append(s)
     values = [m.y for s in series for m in s.marks]
-    return Figure(
-        id=_figure_id(benchmark, metric, unit, "top_k"),
-        kind="top_k",
+    return _figure(
+        "top_k",
+        (benchmark, metric, unit, better),
+        items,
+        series,
         title=f"{metric_words(metric).capitalize()}: the k-th most expensive (thesis figure 5-3)",
-        benchmark=benchmark,
-        metric=metric,
-        unit=unit,
-        better=better,
         x_title="k (1: the most expensive sample)",
         y_title=f"{metric_words(metric)} ({unit_words(unit)})",
         x_scale="log",
-        y_scale="log" if _scale(values) == "log" else "linear",
-        common=_common(items, _varying_anywhere(items, None)),
-        series=series,
-        flagged=_flagged(items),
+        y_scale=_scale(values),
     )

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from xaclab_contracts.validity import FLAG_LABELS, WRITE_CACHE_LABELS
 
 from xaclab_server.api.deps import NotifierDep, ParamRolesDep, SessionDep, SuitesDep
-from xaclab_server.models import Job, Machine, Result, Run
+from xaclab_server.models import Machine, Run
 from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.schemas.run import RunIn
 from xaclab_server.services import jobs, matrices
@@ -24,9 +24,8 @@ from xaclab_server.services.baselines import (
     comparison_links,
     set_baseline,
 )
-from xaclab_server.services.comparisons import matched_params
 from xaclab_server.services.result_views import result_out
-from xaclab_server.services.run_figures import figures_of_run
+from xaclab_server.services.run_figures import run_figures, run_rows
 from xaclab_server.services.run_queue import queue_run
 from xaclab_server.services.series_keys import history_url, series_key
 from xaclab_server.services.suites import Suite, coerce_form_value
@@ -130,14 +129,9 @@ def run_page(
     if run is None:
         return not_found(request, f"Run {run_id}")
     machine = session.get_one(Machine, run.machine_id)
-    found = session.execute(
-        select(Result, Job.params)
-        .join(Job, Job.id == Result.job_id)
-        .where(Result.run_id == run.id)
-        .order_by(Result.id)
-    ).all()
-    rows = [result_out(r) for r, _job_params in found]
-    figures = figures_of_run(session=session, run=run, suites=suites, roles=roles)
+    found = run_rows(session=session, run=run)
+    rows = [result_out(r) for r, _params in found]
+    figures = run_figures(run=run, rows=found, suites=suites, roles=roles)
     baseline = baseline_of(session=session, machine_id=run.machine_id, suite=run.suite)
     return render(
         request,
@@ -147,9 +141,7 @@ def run_page(
             "suite": suites.get(run.suite),
             "machine": machine,
             "results": rows,
-            "histories": {
-                r.id: history_url(series_key(r, matched_params(r, jp), roles)) for r, jp in found
-            },
+            "histories": {r.id: history_url(series_key(r, params, roles)) for r, params in found},
             "flagged": sum(bool(r.flags) or r.flags is None for r in rows),
             "flag_labels": FLAG_LABELS,
             "write_cache_labels": WRITE_CACHE_LABELS,
