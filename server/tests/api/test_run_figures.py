@@ -100,6 +100,8 @@ def test_page_touch_draws_the_floor_and_the_fitted_model(client: TestClient) -> 
         f"operating system: {name}" for name in FLOORS
     ]
     assert all(r["colour"] == "#000000" for r in lines["references"])
+    # One colour for every floor, so a dash pattern each tells them apart.
+    assert len({r["dash"] for r in lines["references"]}) == len(FLOORS)
     for reference in lines["references"]:
         centre = FLOORS[reference["label"].split(": ")[1]]
         assert abs(reference["value"] / centre - 1) < 0.05

@@ -24,6 +24,9 @@ def test_axes_start_at_zero_and_log_axes_get_readable_ticks() -> None:
     assert low < 0.2 and high > 12.0
     assert ticks(low, high, "log") == [0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
     assert ticks(0.0, 8000.0, "linear") == [0.0, 2000.0, 4000.0, 6000.0, 8000.0]
+    # A forest plot's ratios close to 1: more than a lone "1" on the axis.
+    narrow = [number(t) for t in ticks(0.94, 1.06, "log")]
+    assert narrow == ["0.95", "0.975", "1", "1.025", "1.05"]
 
 
 def test_text_is_escaped_everywhere() -> None:

@@ -47,6 +47,7 @@ class Reference(BaseModel):
     label: str
     value: float
     colour: str
+    dash: str = "7 4"  # SVG stroke-dasharray: each reference of a figure has its own
     flags: dict[str, str] | None = Field(default_factory=dict)
 
 

@@ -395,8 +395,8 @@ def _lines(
     notes = _interval_notes([s for s, _m in series])
     if references:
         notes.append(
-            "Black horizontal lines: what the operating system itself takes for the same "
-            "metric (the floor, sut os), from this run."
+            "Black horizontal lines, each named at its right end: what the operating system "
+            "itself takes for the same metric (the floor, sut os), from this run."
         )
     if curves:
         notes.append(
@@ -424,6 +424,10 @@ def _x_of(mark: Mark) -> float:
     return mark.x if mark.x is not None else 0.0
 
 
+# The floors are all the operating system's colour: a dash pattern each tells them apart.
+REFERENCE_DASHES = ("7 4", "2 3", "10 3 2 3", "4 4 1 4 1 4")
+
+
 def _references(
     benchmark: str, metric: str, unit: str, items: list[Item], ctx: Context
 ) -> list[Reference]:
@@ -442,9 +446,10 @@ def _references(
             label=f"{style.title}: {f.result.benchmark}",
             value=f.result.median,
             colour=style.colour,
+            dash=REFERENCE_DASHES[k % len(REFERENCE_DASHES)],
             flags=flags_of(f.result),
         )
-        for f in floors
+        for k, f in enumerate(floors)
     ]
 
 

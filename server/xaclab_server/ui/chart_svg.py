@@ -97,6 +97,10 @@ def ticks(low: float, high: float, kind: ScaleKind, *, count: int = 6) -> list[f
         shown = [t for t in decades if low <= t <= high]
         if len(shown) < 4:
             shown = [d * m for d in decades for m in (1, 2, 5) if low <= d * m <= high]
+        if len(shown) < 3:
+            # A narrow range (a forest plot's ratios of 0.95 to 1.05): evenly spaced values read
+            # better than one lone "1", and on so short a stretch a log axis is nearly linear.
+            shown = [t for t in ticks(low, high, "linear", count=count) if t > 0]
         return shown
     raw = (high - low) / max(count - 1, 1)
     power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0

@@ -10,6 +10,7 @@ thin dashed curves in their series' colour.
 from markupsafe import Markup
 
 from xaclab_server.schemas.figure import Figure, Mark, Series
+from xaclab_server.services.systems import unit_words
 from xaclab_server.ui.chart_svg import (
     AXIS,
     GRID,
@@ -28,6 +29,7 @@ WIDTH, HEIGHT = 760.0, 380.0
 LEFT, RIGHT, TOP, BOTTOM = 78.0, 24.0, 14.0, 52.0
 MAX_X_TICKS = 12
 TOP_K_MARKS = (1, 10, 100, 1000)
+LABEL_HEIGHT = 11.0  # a reference line's label, in pixels
 
 
 def doubtful(mark: Mark) -> bool:
@@ -95,23 +97,8 @@ def render_xy(figure: Figure) -> Markup:
         ),
         _grid(figure, xs, x, y),
     ]
-    plotted: list[Markup] = []
-    for reference in figure.references:
-        at = y(reference.value)
-        plotted.append(
-            el(
-                "line",
-                el("title", f"{reference.label}: {number(reference.value)} {figure.unit}"),
-                x1=LEFT,
-                y1=f"{at:.1f}",
-                x2=WIDTH - RIGHT,
-                y2=f"{at:.1f}",
-                stroke=reference.colour,
-                stroke_width=1.4,
-                stroke_dasharray="7 4",
-                class_="reference",
-            )
-        )
+    lines, names = _references(figure, y)
+    plotted: list[Markup] = [lines]
     for curve in figure.curves:
         points = " ".join(
             f"{x(cx):.1f},{y(cy):.1f}"
@@ -133,6 +120,7 @@ def render_xy(figure: Figure) -> Markup:
         )
     for series in figure.series:
         plotted.append(_series(figure, series, x, y))
+    plotted.append(names)  # on top, so no series hides a floor's name
     parts.append(el("g", join(plotted), clip_path=f"url(#{clip})"))
     return svg(
         WIDTH,
@@ -140,6 +128,45 @@ def render_xy(figure: Figure) -> Markup:
         join(parts),
         label=f"{figure.title}: {figure.y_title} against {figure.x_title}",
     )
+
+
+def _references(figure: Figure, y: Scale) -> tuple[Markup, Markup]:
+    """The reference lines, and each one's name and value written at its right end, above
+    the line (below it when the line above took that place), so no legend is needed to
+    tell the floors apart."""
+    lines, names = [], []
+    taken: float | None = None
+    for reference in sorted(figure.references, key=lambda r: y(r.value)):
+        at = y(reference.value)
+        words = f"{reference.label}: {number(reference.value)} {unit_words(figure.unit)}"
+        above = at - 6
+        label_y = above if taken is None or above - taken > LABEL_HEIGHT else at + LABEL_HEIGHT + 3
+        taken = label_y
+        line = el(
+            "line",
+            el("title", words),
+            x1=LEFT,
+            y1=f"{at:.1f}",
+            x2=WIDTH - RIGHT,
+            y2=f"{at:.1f}",
+            stroke=reference.colour,
+            stroke_width=1.4,
+            stroke_dasharray=reference.dash,
+        )
+        name = text(
+            WIDTH - RIGHT - 6,
+            label_y,
+            words,
+            text_anchor="end",
+            font_size=11,
+            stroke="#ffffff",
+            stroke_width=3,
+            paint_order="stroke",
+            class_="reference-label",
+        )
+        lines.append(el("g", line, class_="reference"))
+        names.append(name)
+    return join(lines), join(names)
 
 
 def _grid(figure: Figure, xs: list[float], x: Scale, y: Scale) -> Markup:
