@@ -129,13 +129,17 @@ def overview(page: Page, lab: dict[str, Any]) -> None:
         [re.compile("LIBXAC against Berkeley DB"), re.compile("LIBXAC against LMDB")]
     )
     forest = tree.get_by_test_id("forest").first
-    expect(forest.locator(".x-title")).to_have_text("ratio median(B) / median(A), log scale")
+    expect(forest.locator(".x-title")).to_have_text(
+        "ratio median(LIBXAC) / median(Berkeley DB), log scale"
+    )
     labels = forest.locator("g.row").evaluate_all("rows => rows.map(r => r.dataset.label)")
     assert (
         "LIBXAC advisory yes · block bytes 4096 · tree btree against Berkeley DB mode nosync"
         in labels
     )
     expect(forest.get_by_test_id("legend")).to_contain_text("ratio 1: no difference")
+    # The legend names side B: no reader has to work out which system "B" is.
+    expect(forest.get_by_test_id("legend")).to_contain_text("LIBXAC significantly")
     assert tree.locator("svg.sparkline").count() >= 12
     shot(page, "overview")
 
@@ -166,7 +170,11 @@ def run_pages(page: Page, lab: dict[str, Any]) -> None:
     legend = lines.get_by_test_id("legend")
     expect(legend).to_contain_text("operating system: sigsegv_roundtrip")
     expect(legend).to_contain_text("LIBXAC · access read · advisory no: fitted a + c/n")
-    expect(lines.locator("line.reference")).to_have_count(3)
+    expect(lines.locator("g.reference")).to_have_count(3)
+    # Each floor is named on the chart itself, with its value and unit.
+    expect(lines.locator("text.reference-label")).to_contain_text(
+        [re.compile(r"operating system: sigsegv_roundtrip: [\d.]+ µs")]
+    )
     expect(lines.locator("polyline.curve")).to_have_count(4)
     expect(page.get_by_test_id("single-values").first).to_contain_text("sigsegv_roundtrip")
     check_charts(page)

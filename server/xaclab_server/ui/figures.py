@@ -49,13 +49,12 @@ def draw_forest(view: ForestView, comparison: ComparisonOut) -> Markup:
     stat = comparison.statistic
     return render_rows(
         rows,
-        x_title=f"ratio {stat}(B) / {stat}(A), log scale",
+        x_title=f"ratio {stat}({view.b}) / {stat}({view.a}), log scale",
         x_scale="log",
         reference=1.0,
         max_label=FOREST_LABEL,
         width=FOREST_WIDTH,
-        label=f"{comparison.b} against {comparison.a}: one row per pair, the ratio with its "
-        "95% interval",
+        label=f"{view.b} against {view.a}: one row per pair, the ratio with its 95% interval",
     )
 
 
