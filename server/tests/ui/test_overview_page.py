@@ -2,6 +2,7 @@
 system that run measured, and every measure with a small trend, in one epoch."""
 
 import re
+from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -37,10 +38,52 @@ def test_the_overview_compares_libxac_with_every_other_system(client: TestClient
     assert "the last 2 runs, oldest first" in tree
     assert tree.count('class="sparkline"') >= 12
     touch = text[text.index('data-suite="page-touch"') : text.index('data-suite="search-tree"')]
-    assert "operating system: the latest run measured it on no workload LIBXAC ran too" in touch
+    assert (
+        "operating system: no run of this epoch measured it on a workload LIBXAC ran too "
+        "(different benchmarks: LIBXAC fit or page_touch, operating system mprotect or "
+        "sigsegv_mprotect or sigsegv_roundtrip)" in touch
+    )
     storage = text[text.index('data-suite="storage"') :]
     assert "measured no LIBXAC" in storage
     assert 'href="/history?' in storage
+
+
+def _baselines_durable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A search-tree run without a durability param: each program keeps its own default,
+    the LIBXAC trees nondurable and the baselines durable (the suite's description)."""
+    for record in records:
+        if record["sut"] != "libxac":
+            record["params"] = {**record["params"], "durability": "durable", "mode": "durable"}
+    return records
+
+
+def test_a_latest_run_with_no_common_workload_falls_back_and_says_why(
+    client: TestClient,
+) -> None:
+    machine_id, agent = register_machine(client, "lab-fallback", FINGERPRINT)
+    alike = store_results(client, machine_id, agent, "search-tree", search_tree_records(seed=5))
+    latest = store_results(
+        client, machine_id, agent, "search-tree", _baselines_durable(search_tree_records(seed=6))
+    )
+    text = client.get(f"/machines/{machine_id}").text
+    assert f'href="/runs/{latest}">#{latest}</a>' in text
+    # The comparisons come from the earlier run in which both ran alike, and say so and why.
+    assert text.count('data-testid="forest"') == 2
+    assert (
+        f"From run #{alike}, the latest run of this epoch in which LIBXAC and Berkeley DB ran a "
+        f"common workload: in the latest run, #{latest}, they ran none (durability: LIBXAC "
+        "nondurable, Berkeley DB durable)." in text
+    )
+    assert f"compare?kind=sut&amp;a=bdb&amp;b=libxac&amp;run={alike}" in text
+
+    alone, agent = register_machine(client, "lab-unpaired", FINGERPRINT)
+    store_results(client, alone, agent, "search-tree", _baselines_durable(search_tree_records()))
+    text = client.get(f"/machines/{alone}").text
+    assert 'data-testid="forest"' not in text
+    assert (
+        "LMDB: no run of this epoch measured it on a workload LIBXAC ran too (durability: "
+        "LIBXAC nondurable, LMDB durable)" in text
+    )
 
 
 def test_an_overview_is_per_epoch(client: TestClient) -> None:

@@ -7,8 +7,11 @@ Per suite with results in the epoch:
 - **LIBXAC against every other system** that run measured (the suites say
   which: Berkeley DB, LMDB, the operating system ...), each a systems
   comparison (``kind=sut``: ratios with 95% intervals, Benjamini–Hochberg
-  verdicts, flagged pairs in doubt); a system with no workload in common
-  with LIBXAC is named with a sentence instead;
+  verdicts, flagged pairs in doubt).  Where the latest run has no workload
+  both ran (a default search-tree run: the LIBXAC trees nondurable, the
+  baselines durable), the comparison comes from the epoch's latest run that
+  has one, and says so and what differed; with none, a sentence names what
+  differed;
 - its **measures** (every series of the latest run; those the comparisons
   cover first), each with its median, interval and flags and a small trend:
   the series' medians over the epoch's last :data:`TREND_RUNS` runs.
@@ -28,13 +31,13 @@ from xaclab_server.schemas.comparison import ComparisonOut
 from xaclab_server.schemas.machine import EpochOut
 from xaclab_server.services.baselines import LIBXAC, compare_url
 from xaclab_server.services.compare_runs import comparison_out
-from xaclab_server.services.compare_view import ForestView, forest
+from xaclab_server.services.compare_view import ForestView, forest, shared_params
 from xaclab_server.services.comparisons import compare_suts, matched_params
 from xaclab_server.services.epochs import epochs_with_changes
 from xaclab_server.services.result_views import flags_of, result_interval
 from xaclab_server.services.series_keys import SeriesKey, history_url, series_key
 from xaclab_server.services.suites import Suite
-from xaclab_server.services.systems import Systems, params_words
+from xaclab_server.services.systems import Systems, params_words, value_words
 
 TREND_RUNS = 12
 
@@ -46,6 +49,8 @@ class SystemComparison:
     comparison: ComparisonOut
     view: ForestView
     url: str
+    run_id: int  # the run compared in: the latest, or the latest with a common workload
+    note: str = ""  # why it is not the latest run, in words
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +152,14 @@ def _suite(
         flagged=sum(r.flags is None or bool(r.flags) for r, _p in own),
     )
     measured = systems.order({r.sut for r, _p in own})
+    suts_of: dict[int, set[str]] = {}
+    for result, _p in found:
+        suts_of.setdefault(result.run_id, set()).add(result.sut)
     if LIBXAC in measured:
         for other in [s for s in measured if s != LIBXAC]:
-            _compare(session, view, latest, other, systems, roles)
+            both = [r for r in run_ids if {LIBXAC, other} <= suts_of.get(r, set())]
+            why = _unshared(own, other, name, systems, roles)
+            _compare(session, view, both, other, why, systems, roles)
     compared = {(p.benchmark, p.metric) for c in view.comparisons for p in c.comparison.pairs}
     view.measures, view.common = _measures(found, latest.id, systems, roles, compared)
     return view
@@ -158,37 +168,94 @@ def _suite(
 def _compare(
     session: Session,
     view: SuiteOverview,
-    latest: Run,
+    run_ids: list[int],
     other: str,
+    why: str,
     systems: Systems,
     roles: ParamRoles,
 ) -> None:
+    """LIBXAC against ``other`` in the newest of ``run_ids`` (runs that measured both, newest
+    first) in which they ran a common workload."""
     title = systems.style(other).title
-    comparison = comparison_out(
-        compare_suts(
-            session=session,
-            a=other,
-            b=LIBXAC,
-            run_id=latest.id,
-            matrix_id=None,
-            statistic="median",
-            roles=roles,
+    latest = view.latest.id
+    because = f" ({why})" if why else ""
+    for run_id in run_ids:
+        comparison = comparison_out(
+            compare_suts(
+                session=session,
+                a=other,
+                b=LIBXAC,
+                run_id=run_id,
+                matrix_id=None,
+                statistic="median",
+                roles=roles,
+            )
         )
-    )
-    if not comparison.pairs:
-        view.not_compared.append(
-            f"{title}: the latest run measured it on no workload LIBXAC ran too, so there is "
-            "no ratio to give; its values are among the measures below."
+        if not comparison.pairs:
+            continue
+        note = (
+            ""
+            if run_id == latest
+            else f"From run #{run_id}, the latest run of this epoch in which LIBXAC and {title} "
+            f"ran a common workload: in the latest run, #{latest}, they ran none{because}."
+        )
+        view.comparisons.append(
+            SystemComparison(
+                other=other,
+                other_title=title,
+                comparison=comparison,
+                view=forest(comparison),
+                url=compare_url(kind="sut", a=other, b=LIBXAC, run=run_id),
+                run_id=run_id,
+                note=note,
+            )
         )
         return
-    view.comparisons.append(
-        SystemComparison(
-            other=other,
-            other_title=title,
-            comparison=comparison,
-            view=forest(comparison),
-            url=compare_url(kind="sut", a=other, b=LIBXAC, run=latest.id),
+    view.not_compared.append(
+        f"{title}: no run of this epoch measured it on a workload LIBXAC ran too{because}, so "
+        "there is no ratio to give; its values are among the measures below."
+    )
+
+
+def _unshared(
+    rows: Sequence[Any], other: str, suite: str, systems: Systems, roles: ParamRoles
+) -> str:
+    """Why LIBXAC and ``other`` have no pair in ``rows``, in words: the benchmarks they ran
+    where those differ, else the workload params on which they share no value ("durability:
+    LIBXAC nondurable, Berkeley DB durable")."""
+    title = systems.style(other).title
+    benchmarks: dict[str, set[str]] = {LIBXAC: set(), other: set()}
+    for result, _p in rows:
+        if result.sut in benchmarks:
+            benchmarks[result.sut].add(result.benchmark)
+    common = benchmarks[LIBXAC] & benchmarks[other]
+    if not common:
+        return (
+            f"different benchmarks: LIBXAC {' or '.join(sorted(benchmarks[LIBXAC]))}, "
+            f"{title} {' or '.join(sorted(benchmarks[other]))}"
         )
+    seen: dict[str, dict[str, set[str]]] = {LIBXAC: {}, other: {}}
+    for result, job_params in rows:
+        if result.sut not in seen or result.benchmark not in common:
+            continue
+        for key, value in matched_params(result, job_params).items():
+            if roles.role(suite, key) == "workload":
+                seen[result.sut].setdefault(key, set()).add(json.dumps(value, sort_keys=True))
+    ours, theirs = seen[LIBXAC], seen[other]
+
+    def words(values: set[str]) -> str:
+        loaded = [json.loads(v) for v in values]
+        numbers = sorted(
+            v for v in loaded if isinstance(v, int | float) and not isinstance(v, bool)
+        )
+        if len(numbers) == len(loaded) and len(numbers) > 3:
+            return f"{value_words(numbers[0])} to {value_words(numbers[-1])}"
+        return " or ".join(sorted(value_words(v) for v in loaded))
+
+    return "; ".join(
+        f"{key.replace('_', ' ')}: LIBXAC {words(ours[key])}, {title} {words(theirs[key])}"
+        for key in sorted(ours.keys() & theirs.keys())
+        if not ours[key] & theirs[key]
     )
 
 
@@ -236,15 +303,3 @@ def _measures(
     order = {name: i for i, name in enumerate(systems.order({m.system for m in measures}))}
     measures.sort(key=lambda m: (not m.compared, order[m.system]))
     return measures, params_words(shared)
-
-
-def shared_params(all_params: list[dict[str, Any]]) -> dict[str, Any]:
-    """The params every one of ``all_params`` has, with one value."""
-    if not all_params:
-        return {}
-    first = all_params[0]
-    return {
-        k: v
-        for k, v in sorted(first.items())
-        if all(k in p and json.dumps(p[k]) == json.dumps(v) for p in all_params)
-    }
