@@ -148,3 +148,25 @@ def test_history_links_of_a_run_lead_to_its_series(client: TestClient) -> None:
     history = reply.json()
     assert history["system_title"] == "LMDB"
     assert [p["run_id"] for p in history["points"]] == [run_id]
+
+
+def test_a_param_on_which_the_systems_differ_is_in_their_labels(client: TestClient) -> None:
+    """A search-tree run without durability: each program keeps its default, the LIBXAC trees
+    nondurable and the baselines durable.  The labels say so; no row hides it."""
+    machine_id, agent = register_machine(client, "lab-trees-apart")
+    records = search_tree_records(seed=7)
+    for record in records:
+        if record["sut"] != "libxac":
+            record["params"] = {**record["params"], "durability": "durable"}
+    run_id = store_results(client, machine_id, agent, "search-tree", records)
+    throughput = _figure(_figures(client, run_id), "insert", "throughput", "dots")
+    labels = [s["label"] for s in throughput["series"]]
+    assert labels == [
+        "LIBXAC · advisory no · block bytes 4096 · durability nondurable · tree btree",
+        "LIBXAC · advisory yes · block bytes 4096 · durability nondurable · tree btree",
+        "LIBXAC · advisory no · block bytes 0 · durability nondurable · tree cobtree",
+        "Berkeley DB · durability durable · mode not_durable",
+        "Berkeley DB · durability durable · mode nosync",
+        "LMDB · durability durable",
+    ]
+    assert "durability" not in throughput["common"]

@@ -236,11 +236,14 @@ def _varying(items: list[Item], left_out: str | None) -> list[str]:
 def _series_groups(
     items: list[Item], ctx: Context, x_param: str | None
 ) -> list[tuple[Series, list[Item]]]:
-    """One series per system and variant: the params that vary among that system's results."""
+    """One series per system and variant: the params that vary among that system's results,
+    and those on which the systems differ (a default search-tree run: the LIBXAC trees
+    nondurable, the baselines durable), so no label hides what sets its series apart."""
     out: list[tuple[Series, list[Item]]] = []
+    apart = _systems_apart(items, x_param)
     for system in ctx.systems.order({i.result.sut for i in items}):
         own = [i for i in items if i.result.sut == system]
-        varying = _varying(own, x_param)
+        varying = sorted(set(_varying(own, x_param)) | apart)
         variants: dict[str, list[Item]] = {}
         for item in own:
             variant = {k: item.params.get(k) for k in varying}
@@ -262,6 +265,23 @@ def _series_groups(
             )
             out.append((series, members))
     return out
+
+
+def _systems_apart(items: list[Item], x_param: str | None) -> set[str]:
+    """The params every item has, one value within each system, another between systems."""
+    systems = {i.result.sut for i in items}
+    if len(systems) < 2:
+        return set()
+    keys = set.intersection(*(set(i.params) for i in items)) - {x_param}
+    found = set()
+    for key in keys:
+        values = [
+            {json.dumps(i.params[key]) for i in items if i.result.sut == system}
+            for system in systems
+        ]
+        if all(len(v) == 1 for v in values) and len(set.union(*values)) > 1:
+            found.add(key)
+    return found
 
 
 def _common(items: list[Item], left_out: set[str]) -> str:
