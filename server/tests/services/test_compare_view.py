@@ -114,8 +114,13 @@ def test_a_systems_shared_params_are_said_per_benchmark() -> None:
 
 
 def test_systems_and_factor_values_are_named_in_words() -> None:
-    sut = forest(comparison("sut", "bdb", "libxac", [pair("bdb/libxac", 0.5, tree="btree")]))
+    sides = {"bdb.cache_mib": 2, "libxac.tree": "btree"}
+    sut = forest(comparison("sut", "bdb", "libxac", [pair("bdb/libxac", 0.5, **sides)]))
     assert (sut.a, sut.b) == ("Berkeley DB", "LIBXAC")
+    # A side's own params by the system's name, not its identifier ("bdb.cache_mib").
+    assert sut.common == (
+        "Berkeley DB cache mib 2 · LIBXAC tree btree · count 2000 · durability nondurable"
+    )
     assert [w for w, _c, _s in sut.outcomes] == ["LIBXAC significantly worse"]
     factor = forest(
         comparison(

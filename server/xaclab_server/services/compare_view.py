@@ -157,4 +157,16 @@ def forest(comparison: ComparisonOut) -> ForestView:
         rows.append(ForestRow(group=group, label=label, pair=pair, outcome=outcome(pair)))
     rows.sort(key=lambda r: r.group)
     a, b = side_names(comparison)
-    return ForestView(common=params_words(shared), rows=rows, a=a, b=b, system_common=system_common)
+    return ForestView(
+        common=_system_params_words(shared), rows=rows, a=a, b=b, system_common=system_common
+    )
+
+
+def _system_params_words(params: dict[str, Any]) -> str:
+    """Params in words, a systems comparison's ``<system>.<param>`` by the system's name:
+    ``bdb.cache_mib`` reads "Berkeley DB cache mib"."""
+    named = {}
+    for key, value in params.items():
+        system, dot, rest = key.partition(".")
+        named[f"{title_of(system)} {rest}" if dot else key] = value
+    return params_words(named)
