@@ -77,3 +77,28 @@ def test_one_click_comparisons_of_a_run(client: TestClient) -> None:
     assert 'data-testid="forest"' in compared.text
     # The baseline's own page offers no comparison against itself.
     assert "compare-baseline" not in client.get(f"/runs/{first}").text
+
+
+def test_the_previous_run_is_one_with_the_same_params(client: TestClient) -> None:
+    machine_id, agent = register_machine(client, "lab-previous-alike")
+    durable = {"durability": "durable"}
+    first = store_results(
+        client, machine_id, agent, "search-tree", search_tree_records(durability="durable"), durable
+    )
+    between = store_results(client, machine_id, agent, "search-tree", search_tree_records(seed=2))
+    last = store_results(
+        client,
+        machine_id,
+        agent,
+        "search-tree",
+        search_tree_records(seed=3, durability="durable"),
+        durable,
+    )
+    # The durable run is compared with the last durable run, not the nondurable one between.
+    page = client.get(f"/runs/{last}").text
+    assert (
+        f'href="/compare?kind=runs&amp;a={first}&amp;b={last}" data-testid="compare-previous"'
+        in page
+    )
+    # A run with no earlier run of its params falls back to the newest of its profile.
+    assert f"a={first}&amp;b={between}" in client.get(f"/runs/{between}").text

@@ -1,7 +1,8 @@
 """The runs a run is compared against in one click: the previous one on its machine, the baseline.
 
 The **previous run** is the newest earlier run of the same suite on the same
-machine that has results, of the same profile when there is one.  The
+machine that has results, of the same profile and params when there is one
+(else of the same profile, else any).  The
 **baseline** of a suite on a machine is the run an operator chose
 (:class:`xaclab_server.models.Baseline`; one per machine and suite).
 :func:`comparison_links` gives the comparison page's addresses for both and for
@@ -16,9 +17,12 @@ from sqlalchemy.orm import Session
 
 from xaclab_server.models import Baseline, Result, Run
 from xaclab_server.models.base import utcnow
+from xaclab_server.services.series_keys import canonical
 from xaclab_server.services.systems import FLOOR, Systems
 
 LIBXAC = "libxac"
+# How many earlier runs of the suite are searched for one with the same profile and params.
+PREVIOUS_LOOKED_AT = 200
 
 
 class BaselineRefused(ValueError):
@@ -34,20 +38,25 @@ class Link:
 
 def previous_run(*, session: Session, run: Run) -> Run | None:
     has_results = exists().where(Result.run_id == Run.id)
-    earlier = (
-        select(Run)
-        .where(
-            Run.machine_id == run.machine_id,
-            Run.suite == run.suite,
-            Run.id != run.id,
-            Run.created_at <= run.created_at,
-            has_results,
+    earlier = list(
+        session.scalars(
+            select(Run)
+            .where(
+                Run.machine_id == run.machine_id,
+                Run.suite == run.suite,
+                Run.id != run.id,
+                Run.created_at <= run.created_at,
+                has_results,
+            )
+            .order_by(Run.created_at.desc(), Run.id.desc())
+            .limit(PREVIOUS_LOOKED_AT)
         )
-        .order_by(Run.created_at.desc(), Run.id.desc())
-        .limit(1)
     )
-    same_profile = session.scalar(earlier.where(Run.profile == run.profile))
-    return same_profile or session.scalar(earlier)
+    # A durable run's previous run is the last durable one, not the nondurable run between.
+    params = canonical(run.params or {})
+    same = [r for r in earlier if r.profile == run.profile]
+    alike = [r for r in same if canonical(r.params or {}) == params]
+    return next(iter(alike or same or earlier), None)
 
 
 def baseline_of(*, session: Session, machine_id: int, suite: str) -> Baseline | None:
