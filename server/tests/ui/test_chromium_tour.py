@@ -177,6 +177,11 @@ def run_pages(page: Page, lab: dict[str, Any]) -> None:
     )
     expect(lines.locator("polyline.curve")).to_have_count(4)
     expect(page.get_by_test_id("single-values").first).to_contain_text("sigsegv_roundtrip")
+    # Units in words in the tables' headers too: µs, not "us"; "no unit", not "1".
+    expect(page.get_by_test_id("single-values").last).to_contain_text("c (µs; lower is better)")
+    expect(page.get_by_test_id("single-values").last).to_contain_text(
+        "r2 (no unit; higher is better)"
+    )
     check_charts(page)
     shot(page, "run-page-touch")
 
