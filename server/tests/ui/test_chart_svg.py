@@ -76,6 +76,19 @@ def test_a_forest_plot_draws_the_line_of_no_difference_at_one() -> None:
     assert 'data-flagged="true"' in drawn
 
 
+def test_a_range_past_the_axis_ends_in_an_arrowhead() -> None:
+    """Two samples, one far off: the range runs past the axis (set by the medians), and its
+    end says so with an arrowhead instead of a cap that would pass for its real end."""
+    rows = [
+        RowMark("LIBXAC", "LIBXAC", "#0072B2", "circle", 100.0, 90.0, 110.0, True, True, "t"),
+        RowMark("LMDB", "LMDB", "#009E73", "circle", 120.0, 100.0, 5000.0, True, True, "t"),
+    ]
+    drawn = str(render_rows(rows, x_title="throughput", x_scale="linear", label="dots"))
+    assert drawn.count('class="off-axis"') == 1
+    # Every other end is a cap: two for LIBXAC, LMDB's low end.
+    assert drawn.count('stroke-width="1.4"') == 3
+
+
 def test_a_sparkline_says_its_values() -> None:
     drawn = str(sparkline([10.0, 12.0, 11.0], "#0072B2", "us"))
     assert "the last 3 runs, oldest first: 10, 12, 11 us" in drawn

@@ -388,7 +388,8 @@ def _interval_notes(series: list[Series]) -> list[str]:
     if "range" in kinds:
         notes.append(
             "Dashed whiskers: the lowest and highest sample, where there are too few samples "
-            "(fewer than 6) for a 95% interval of the median."
+            "(fewer than 6) for a 95% interval of the median; an arrowhead at the edge: the "
+            "range runs on past the axis (the table has its numbers)."
         )
     if "none" in kinds:
         notes.append("A mark without whiskers is a single sample.")

@@ -167,18 +167,8 @@ def _row(row: RowMark, x: Scale, left: float, middle: float, *, indented: bool) 
                 stroke_dasharray="3 2" if row.dashed else None,
             )
         )
-        for end in ends:
-            parts.append(
-                el(
-                    "line",
-                    x1=f"{end:.1f}",
-                    y1=f"{middle - 4:.1f}",
-                    x2=f"{end:.1f}",
-                    y2=f"{middle + 4:.1f}",
-                    stroke=row.colour,
-                    stroke_width=1.4,
-                )
-            )
+        for value, end in zip((row.low, row.high), ends, strict=True):
+            parts.append(_whisker_end(x(value), end, middle, row.colour, left, x.end))
     if row.value is not None:
         parts.append(marker(row.shape, x(row.value), middle, row.colour, hollow=row.hollow))
     return el(
@@ -187,6 +177,33 @@ def _row(row: RowMark, x: Scale, left: float, middle: float, *, indented: bool) 
         class_="row",
         data_label=row.label,
         data_flagged=str(row.hollow).lower(),
+    )
+
+
+def _whisker_end(
+    at: float, end: float, middle: float, colour: str, left: float, right: float
+) -> Markup:
+    """A whisker's cap; an arrowhead at the axis's edge where a min–max range runs past it
+    (the axis is set by medians and intervals, not by one far sample)."""
+    if left <= at <= right:
+        return el(
+            "line",
+            x1=f"{end:.1f}",
+            y1=f"{middle - 4:.1f}",
+            x2=f"{end:.1f}",
+            y2=f"{middle + 4:.1f}",
+            stroke=colour,
+            stroke_width=1.4,
+        )
+    back = 7.0 if at < left else -7.0
+    return el(
+        "polyline",
+        points=f"{end + back:.1f},{middle - 5:.1f} {end:.1f},{middle:.1f} "
+        f"{end + back:.1f},{middle + 5:.1f}",
+        fill="none",
+        stroke=colour,
+        stroke_width=1.8,
+        class_="off-axis",
     )
 
 
