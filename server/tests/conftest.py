@@ -35,6 +35,7 @@ from xaclab_server.models import (
     AuditEvent,
     AuthThrottle,
     Base,
+    Baseline,
     Job,
     JobLog,
     LoginSession,
@@ -94,6 +95,7 @@ def app(db_url: str) -> FastAPI:
 def clear_tables(app: FastAPI) -> None:
     with app.state.sessionmaker() as session:
         for model in (
+            Baseline,
             Result,
             Upload,
             JobLog,

@@ -32,6 +32,7 @@ TABLES = {
     "schedules",
     "auth_throttles",
     "audit_events",
+    "baselines",
     "alembic_version",
 }
 

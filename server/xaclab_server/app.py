@@ -21,7 +21,9 @@ from xaclab_server.api.routes import (
     agent,
     audit,
     auth,
+    baselines,
     compare,
+    history,
     jobs,
     machines,
     matrices,
@@ -30,6 +32,7 @@ from xaclab_server.api.routes import (
     suites,
     users,
 )
+from xaclab_server.core import openapi
 from xaclab_server.core.clock import SYSTEM_CLOCK, Clock
 from xaclab_server.core.config import Settings
 from xaclab_server.core.db import make_engine, make_sessionmaker
@@ -117,14 +120,23 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
     app.include_router(auth.router)
     app.include_router(users.router, dependencies=[Depends(account_api_guard)])
     app.include_router(audit.router, dependencies=guarded)
-    for router in (machines.router, suites.router, runs.router, jobs.router, matrices.router):
+    for router in (
+        machines.router,
+        baselines.router,
+        suites.router,
+        runs.router,
+        jobs.router,
+        matrices.router,
+    ):
         app.include_router(router, dependencies=guarded)
     app.include_router(compare.router, dependencies=guarded)
+    app.include_router(history.router, dependencies=guarded)
     app.include_router(reproduction.router, dependencies=guarded)
     app.include_router(pages.router)
     app.include_router(reproduction_page.router)
     app.include_router(crash_page.router)
     app.mount("/static", StaticFiles(directory=PACKAGE_DIR / "static"), name="static")
+    openapi.install(app)
     return app
 
 

@@ -133,10 +133,10 @@ def test_generic_charts_and_event_stream(client: TestClient) -> None:
         assert stream.headers["content-type"].startswith("text/event-stream")
         text = "".join(stream.iter_text())
     assert "event: end" in text and '"status":"succeeded"' in text
-    charts = client.get(f"/api/v1/runs/{run_id}/charts").json()["charts"]
-    touch = next(c for c in charts if c["benchmark"] == "page_touch")
-    assert touch["x_param"] == "n" and touch["x"] == [1, 2, 4]
-    assert len(touch["series"]) == 4
+    sections = client.get(f"/api/v1/runs/{run_id}/charts").json()["sections"]
+    touch = next(s for s in sections if s["benchmark"] == "page_touch")["figures"][0]
+    assert touch["kind"] == "lines" and touch["x_title"].startswith("n")
+    assert [[m["x"] for m in s["marks"]] for s in touch["series"]] == [[1, 2, 4]] * 4
     assert client.get("/api/v1/runs/99999/events").status_code == 404
 
 

@@ -77,7 +77,7 @@ def test_bad_run_requests_are_422_and_store_nothing(
 def test_unknown_run_is_404(client: TestClient) -> None:
     assert client.get("/api/v1/runs/424242").status_code == 404
     assert client.get("/api/v1/runs/424242/results").status_code == 404
-    assert client.get("/api/v1/runs/424242/chart").status_code == 404
+    assert client.get("/api/v1/runs/424242/charts").status_code == 404
 
 
 def test_results_and_chart_are_computed_by_the_server(client: TestClient) -> None:
@@ -94,15 +94,24 @@ def test_results_and_chart_are_computed_by_the_server(client: TestClient) -> Non
     assert first["min"] == samples[0] and first["max"] == samples[2] == first["p99"]
     assert first["mean"] == pytest.approx(sum(samples) / 3)
 
-    chart = client.get(f"/api/v1/runs/{run_id}/chart").json()
-    assert chart["n"] == [1, 2, 4, 8]
-    assert chart["unit"] == "us"
+    sections = client.get(f"/api/v1/runs/{run_id}/charts").json()["sections"]
+    assert [s["benchmark"] for s in sections] == ["page_touch", "sigsegv_roundtrip", "mprotect"]
+    chart = sections[0]["figures"][0]
+    assert chart["kind"] == "lines" and chart["unit"] == "us"
+    assert chart["x_title"] == "n: pages each transaction touches"
+    assert chart["y_title"] == "time per page (µs; lower is better)"
     assert [s["label"] for s in chart["series"]] == [
-        "read",
-        "read + advisory",
-        "write",
-        "write + advisory",
+        "LIBXAC · access read · advisory no",
+        "LIBXAC · access read · advisory yes",
+        "LIBXAC · access write · advisory no",
+        "LIBXAC · access write · advisory yes",
     ]
-    assert all(None not in s["values"] for s in chart["series"])
-    assert chart["series"][0]["values"][0] == first["median"]
-    assert [row["benchmark"] for row in chart["floor"]] == ["sigsegv_roundtrip", "mprotect"]
+    assert all([m["x"] for m in s["marks"]] == [1, 2, 4, 8] for s in chart["series"])
+    assert chart["series"][0]["marks"][0]["y"] == first["median"]
+    assert chart["common"] == "durability nondurable"
+    # The floors measure another metric (time per call): single values, not reference lines.
+    assert chart["references"] == []
+    floors = [v for s in sections[1:] for v in s["single_values"]]
+    assert [(v["system_title"], v["metric"]) for v in floors] == [
+        ("operating system", "time_per_call")
+    ] * 2

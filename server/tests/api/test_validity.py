@@ -93,9 +93,10 @@ def test_every_flag_is_judged_at_ingest_and_shown_on_the_run_page_and_exports(
     assert json.loads(rows["clean"]["flags"]) == {}
     assert rows["kernel_only"]["write_cache"] == "kernel-off"
 
-    charts = client.get(f"/api/v1/runs/{run_id}/charts").json()["charts"]
-    flagged = {c["benchmark"]: c["flagged"] for c in charts}
-    assert flagged == {name: int(name != "clean") for name in results}
+    sections = client.get(f"/api/v1/runs/{run_id}/charts").json()["sections"]
+    # One result per benchmark: single values, each with its flags beside it.
+    shown = {v["benchmark"]: v["flags"] for s in sections for v in s["single_values"]}
+    assert {name: set(found) for name, found in shown.items()} == flags
 
     page = client.get(f"/runs/{run_id}")
     assert page.status_code == 200

@@ -121,12 +121,17 @@ def drive(
     )
     assert reply.status_code == 200
 
+    # The page reloads when the run ends and shows the figures the server drew.
     expect(status).to_have_attribute("data-status", "succeeded", timeout=10_000)
     expect(status).to_have_text("succeeded")
-    chart = page.locator("#chart[data-ready='true']")
+    chart = page.locator("[data-testid='figure'][data-kind='lines']")
     expect(chart).to_be_visible(timeout=10_000)
-    expect(chart.locator("canvas")).to_have_count(1)
-    for label in ("read", "read + advisory", "write", "write + advisory"):
-        expect(chart.locator(".u-legend")).to_contain_text(label)
-    expect(page.locator("#floor-table tbody tr")).to_have_count(2)
-    expect(page.locator("#floor-table")).to_contain_text("sigsegv_roundtrip")
+    expect(chart.locator("svg.figure-svg .series")).to_have_count(4)
+    expect(chart.locator(".x-title")).to_have_text("n: pages each transaction touches")
+    expect(chart.locator(".y-title")).to_have_text("time per page (µs; lower is better)")
+    for variant in ("read · advisory no", "read · advisory yes", "write · advisory no"):
+        expect(chart.get_by_test_id("legend")).to_contain_text(f"LIBXAC · access {variant}")
+    singles = page.get_by_test_id("single-values")
+    expect(singles.locator("tbody tr")).to_have_count(2)
+    expect(singles).to_contain_text("sigsegv_roundtrip")
+    expect(singles).to_contain_text("operating system")

@@ -3,10 +3,12 @@ no console error, no page error, no failed request; and text that users and
 agents can store (token and schedule names, job messages, log lines, library
 versions, fingerprints) is shown as text, never run as markup."""
 
+import json
 import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -125,6 +127,20 @@ def html_pages(ids: dict[str, str]) -> list[str]:
             names = re.findall(r"{(\w+)}", route.path)
             assert set(names) <= set(ids), f"no seeded id for {route.path}"
             paths.append(re.sub(r"{(\w+)}", lambda m: ids[m.group(1)], route.path))
+    # A history names its series: the one whose params hold the XSS string.
+    series = {"n": 1, "access": "read", "note": XSS}
+    query = urlencode(
+        {
+            "machine_id": ids["machine_id"],
+            "suite": "page-touch",
+            "benchmark": "page_touch",
+            "sut": "libxac",
+            "metric": "time_per_page",
+            "unit": "us",
+            "params": json.dumps(series),
+        }
+    )
+    paths = [f"/history?{query}" if p == "/history" else p for p in paths]
     paths.append(f"/compare?kind=runs&a={ids['a']}&b={ids['b']}")
     paths.append(f"/reproduction?machine_id={ids['machine_id']}")
     return paths
@@ -178,8 +194,13 @@ def test_every_page_renders_cleanly_and_escapes_stored_text(
                 assert page.locator("[data-xss]").count() == 0, f"{path} made markup of text"
             current["path"] = f"/runs/{ids['run_id']}"
             page.goto(f"{base}/runs/{ids['run_id']}")
-            page.wait_for_selector("#chart[data-ready='true']", timeout=10_000)
+            page.wait_for_selector("[data-testid='figure'][data-kind='lines']", timeout=10_000)
             assert XSS in page.inner_text("body"), "the job message is not shown as text"
+            assert page.locator("[data-xss]").count() == 0
+            current["path"] = "/history"
+            page.goto(f"{base}{next(p for p in paths if p.startswith('/history'))}")
+            page.wait_for_selector("[data-testid='history-chart'][data-ready='true']")
+            assert XSS in page.inner_text("[data-testid='series-params']")
             assert page.locator("[data-xss]").count() == 0
             page.goto(f"{base}/tokens")
             assert XSS in page.inner_text("body")

@@ -51,7 +51,7 @@ def test_form_submission_queues_a_run(client: TestClient, app: FastAPI) -> None:
     run = client.get(f"/api/v1/runs/{run_id}").json()
     assert run["params"] == {"repetitions": 3}
     page = client.get(f"/runs/{run_id}")
-    assert 'id="run-status"' in page.text and 'id="chart"' in page.text
+    assert 'id="run-status"' in page.text and 'data-testid="charts-pending"' in page.text
 
 
 def test_form_refusal_shows_a_sentence_and_stores_nothing(client: TestClient, app: FastAPI) -> None:

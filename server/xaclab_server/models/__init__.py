@@ -4,6 +4,7 @@ from xaclab_server.models.api_token import ApiToken
 from xaclab_server.models.audit_event import AuditEvent
 from xaclab_server.models.auth_throttle import AuthThrottle
 from xaclab_server.models.base import Base
+from xaclab_server.models.baseline import Baseline
 from xaclab_server.models.job import Job
 from xaclab_server.models.job_log import JobLog
 from xaclab_server.models.login_session import LoginSession
@@ -21,6 +22,7 @@ __all__ = [
     "AuditEvent",
     "AuthThrottle",
     "Base",
+    "Baseline",
     "Job",
     "JobLog",
     "LoginSession",

@@ -28,3 +28,13 @@ class MatrixRun(BaseModel):
 class MatrixCreated(BaseModel):
     matrix_id: int
     runs: list[MatrixRun]
+
+
+class ReproductionQueued(BaseModel):
+    """The matrices that fill every table of the thesis report, as queued on one machine."""
+
+    machine_id: int
+    matrices: list[MatrixCreated]
+    jobs: int
+    estimated_seconds: float  # of the jobs with an estimate (earlier jobs like them)
+    unestimated_jobs: int

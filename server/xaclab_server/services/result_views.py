@@ -4,6 +4,7 @@ validity flags and its precision (docs/validity.md)."""
 from xaclab_contracts.precision import detectable_percent, half_width_percent
 
 from xaclab_server.models import Result
+from xaclab_server.schemas.figure import IntervalKind
 from xaclab_server.schemas.result import ResultOut
 
 CSV_FIELDS = (
@@ -58,3 +59,19 @@ def result_out(result: Result) -> ResultOut:
         detectable=detectable_percent(width),
         write_cache=result.write_cache,
     )
+
+
+def result_interval(result: Result) -> tuple[float | None, float | None, IntervalKind]:
+    """What a figure draws around a result's median: the 95% interval of the median, or the
+    samples' lowest and highest below 6 samples (no such interval exists), or nothing for
+    one sample."""
+    if result.median_ci_low is not None and result.median_ci_high is not None:
+        return result.median_ci_low, result.median_ci_high, "median_ci"
+    if result.n >= 2:
+        return result.min, result.max, "range"
+    return None, None, "none"
+
+
+def flags_of(result: Result) -> dict[str, str] | None:
+    """A result's validity flags as pages show them; None when it was not judged."""
+    return None if result.flags is None else {k: str(v) for k, v in result.flags.items()}

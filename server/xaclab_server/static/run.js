@@ -1,5 +1,5 @@
-// The run page: live job progress, ETA and log tail from the run's event stream (SSE),
-// then the charts once the run has finished.
+// The run page: live job progress, ETA and log tail from the run's event stream (SSE).
+// The figures are drawn on the server; a page opened before the run ended reloads when it ends.
 (function () {
   "use strict";
   var root = document.getElementById("run");
@@ -8,8 +8,7 @@
   var messageEl = document.getElementById("run-message");
   var jobsBody = document.querySelector("#jobs tbody");
   var TERMINAL = { succeeded: true, failed: true, cancelled: true };
-  var COLORS = ["#1f6feb", "#8ab4f8", "#cf222e", "#f4a6a6", "#1a7f37", "#9a6700", "#8250df", "#57606a"];
-  var chartsLoaded = false;
+  var endedBefore = root.dataset.terminal === "true";
 
   function cell(tr, text, className) {
     var td = document.createElement("td");
@@ -38,7 +37,7 @@
       var tr = document.createElement("tr");
       tr.dataset.jobId = String(job.id);
       cell(tr, String(job.id));
-      cell(tr, JSON.stringify(job.params));
+      cell(tr, paramsWords(job.params));
       var badge = document.createElement("span");
       badge.className = "badge " + job.status;
       badge.textContent = job.status;
@@ -54,7 +53,22 @@
       cell(tr, "").appendChild(pre);
       jobsBody.appendChild(tr);
     });
-    if (TERMINAL[event.status]) loadCharts();
+    if (TERMINAL[event.status] && !endedBefore) {
+      endedBefore = true;
+      window.location.reload();
+    }
+  }
+
+  // Parameters as the server writes them: "procs 2 · durability durable".
+  function paramsWords(params) {
+    var names = Object.keys(params).sort();
+    if (names.length === 0) return "–";
+    return names.map(function (name) {
+      var value = params[name];
+      if (value === true) value = "yes";
+      if (value === false) value = "no";
+      return name.replace(/_/g, " ") + " " + value;
+    }).join(" · ");
   }
 
   function listen() {
@@ -62,136 +76,6 @@
     source.addEventListener("run", function (message) { show(JSON.parse(message.data)); });
     source.addEventListener("end", function () { source.close(); });
     // EventSource reconnects by itself after a network error; nothing to do here.
-  }
-
-  function loadCharts() {
-    if (chartsLoaded) return;
-    chartsLoaded = true;
-    if (document.getElementById("chart")) {
-      getJson(root.dataset.chartUrl).then(function (chart) {
-        drawPageTouch(chart);
-        fillFloor(chart.floor);
-      });
-    }
-    getJson(root.dataset.chartsUrl).then(drawSuiteCharts);
-  }
-
-  function getJson(url) {
-    return fetch(url, { headers: { Accept: "application/json" } }).then(function (r) { return r.json(); });
-  }
-
-  // Points from results with a validity flag are in doubt; the table "Every result" says why.
-  function flaggedNote(count) {
-    if (!count) return "";
-    return "; " + count + (count === 1 ? " point comes" : " points come") +
-      " from flagged results (see Every result)";
-  }
-
-  function drawPageTouch(chart) {
-    var chartEl = document.getElementById("chart");
-    chartEl.textContent = "";
-    if (chart.n.length === 0) {
-      var note = document.createElement("p");
-      note.className = "empty";
-      note.textContent = "This run has no page_touch results.";
-      chartEl.appendChild(note);
-      chartEl.dataset.ready = "empty";
-      return;
-    }
-    var unit = chart.unit || "";
-    var series = [{ label: "n" }];
-    var data = [chart.n];
-    chart.series.forEach(function (s, i) {
-      series.push({
-        label: s.label,
-        stroke: COLORS[i % COLORS.length],
-        width: 2,
-        dash: s.advisory ? [6, 4] : undefined,
-        points: { show: true, size: 5 },
-        spanGaps: true,
-        value: function (u, v) { return v == null ? "–" : v.toPrecision(4) + " " + unit; }
-      });
-      data.push(s.values);
-    });
-    new uPlot({
-      width: Math.max(320, chartEl.clientWidth - 16),
-      height: 360,
-      scales: { x: { time: false, distr: 3, log: 2 } },
-      axes: [
-        { label: "n (pages per transaction)" },
-        { label: "time per page" + (unit ? " (" + unit + ")" : ""), size: 70 }
-      ],
-      series: series
-    }, data, chartEl);
-    if (chart.flagged) {
-      var flaggedEl = document.createElement("p");
-      flaggedEl.className = "help";
-      flaggedEl.setAttribute("data-testid", "chart-flagged");
-      flaggedEl.textContent = flaggedNote(chart.flagged).slice(2);
-      chartEl.appendChild(flaggedEl);
-    }
-    chartEl.dataset.ready = "true";
-  }
-
-  function fillFloor(rows) {
-    var table = document.getElementById("floor-table");
-    var note = document.getElementById("floor-note");
-    var body = table.querySelector("tbody");
-    body.textContent = "";
-    rows.forEach(function (row) {
-      var tr = document.createElement("tr");
-      [row.benchmark, row.metric, JSON.stringify(row.params), String(row.n),
-       row.median.toPrecision(4), row.mean.toPrecision(4), row.p99.toPrecision(4), row.unit]
-        .forEach(function (text, i) { cell(tr, text, i >= 3 && i <= 6 ? "num" : ""); });
-      body.appendChild(tr);
-    });
-    table.hidden = rows.length === 0;
-    note.hidden = rows.length !== 0;
-  }
-
-  function drawSuiteCharts(payload) {
-    var holder = document.getElementById("charts");
-    holder.textContent = "";
-    if (payload.charts.length === 0) {
-      var note = document.createElement("p");
-      note.className = "empty";
-      note.textContent = "This run has no results.";
-      holder.appendChild(note);
-      holder.dataset.ready = "empty";
-      return;
-    }
-    payload.charts.forEach(function (chart) {
-      var figure = document.createElement("figure");
-      figure.className = "chart";
-      var caption = document.createElement("figcaption");
-      caption.textContent = chart.benchmark + ": " + chart.metric + " (" + chart.unit + ", " +
-        chart.better + " is better)" + flaggedNote(chart.flagged);
-      figure.appendChild(caption);
-      holder.appendChild(figure);
-      var labels = chart.x_labels;
-      var series = [{ label: chart.x_param || "combination",
-                      value: function (u, v) { return v == null ? "–" : (chart.x_param ? String(v) : labels[v]); } }];
-      var data = [chart.x];
-      chart.series.forEach(function (s, i) {
-        series.push({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2,
-                      points: { show: true, size: 5 }, spanGaps: true });
-        data.push(s.values);
-      });
-      var xAxis = { label: chart.x_param || "parameter combination" };
-      if (!chart.x_param) {
-        xAxis.values = function (u, splits) {
-          return splits.map(function (v) { return labels[v] === undefined ? "" : String(v); });
-        };
-      }
-      new uPlot({
-        width: Math.max(320, holder.clientWidth - 16),
-        height: 260,
-        scales: { x: { time: false } },
-        axes: [xAxis, { label: chart.unit, size: 70 }],
-        series: series
-      }, data, figure);
-    });
-    holder.dataset.ready = "true";
   }
 
   listen();

@@ -14,6 +14,7 @@ from fastapi import APIRouter
 from xaclab_server.ui.routes import (
     audit,
     compare,
+    history,
     login,
     machines,
     matrices,
@@ -25,6 +26,18 @@ from xaclab_server.ui.routes import (
 )
 
 router = APIRouter(include_in_schema=False)
-for group in (login, machines, runs, matrices, queue, compare, schedules, tokens, users, audit):
+for group in (
+    login,
+    machines,
+    runs,
+    matrices,
+    queue,
+    compare,
+    history,
+    schedules,
+    tokens,
+    users,
+    audit,
+):
     # The routes themselves, not an include: ``router.routes`` lists every page.
     router.routes.extend(group.router.routes)

@@ -15,8 +15,10 @@ from fastapi.templating import Jinja2Templates
 from xaclab_server.core.access import Principal
 from xaclab_server.core.headers import CSP
 from xaclab_server.core.paths import PACKAGE_DIR
+from xaclab_server.ui.figures import TEMPLATE_GLOBALS
 
 templates = Jinja2Templates(directory=PACKAGE_DIR / "templates")
+templates.env.globals.update(TEMPLATE_GLOBALS)
 
 
 def render(

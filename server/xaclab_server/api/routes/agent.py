@@ -25,6 +25,7 @@ from xaclab_server.api.deps import (
 )
 from xaclab_server.core.config import Settings
 from xaclab_server.core.metrics import THROTTLED
+from xaclab_server.core.openapi import CONFLICT, RAW_BODY
 from xaclab_server.models import Job
 from xaclab_server.schemas.agent import (
     ClaimOut,
@@ -51,7 +52,12 @@ UNPROCESSABLE = 422  # named differently across Starlette versions
 @router.post(
     "/register",
     status_code=status.HTTP_201_CREATED,
-    responses={202: {"model": RegisterOut, "description": "Registered; waits for approval."}},
+    responses={
+        202: {"model": RegisterOut, "description": "Registered; waits for approval."},
+        401: {"description": "The registration token is not valid."},
+        429: {"description": "Too many wrong registration tokens from this address."},
+        **CONFLICT,
+    },
 )
 def register(
     body: RegisterIn,
@@ -200,7 +206,7 @@ def _state(job: Job) -> JobStateOut:
     )
 
 
-@router.post("/jobs/{job_id}/heartbeat")
+@router.post("/jobs/{job_id}/heartbeat", responses=CONFLICT)
 def heartbeat(job_id: int, session: SessionDep, agent: CurrentAgent) -> JobStateOut:
     job = _agent_job(session, agent, job_id)
     try:
@@ -210,7 +216,7 @@ def heartbeat(job_id: int, session: SessionDep, agent: CurrentAgent) -> JobState
     return _state(job)
 
 
-@router.post("/jobs/{job_id}/logs")
+@router.post("/jobs/{job_id}/logs", responses=CONFLICT)
 def logs(
     job_id: int, body: LogIn, session: SessionDep, agent: CurrentAgent, response: Response
 ) -> LogOut:
@@ -225,7 +231,7 @@ def logs(
     return LogOut(stored=stored)
 
 
-@router.post("/jobs/{job_id}/progress")
+@router.post("/jobs/{job_id}/progress", responses=CONFLICT)
 def progress(
     job_id: int, body: ProgressIn, session: SessionDep, agent: CurrentAgent
 ) -> JobStateOut:
@@ -268,7 +274,11 @@ async def upload_body(request: Request) -> UploadIn:
 @router.post(
     "/jobs/{job_id}/results",
     status_code=status.HTTP_201_CREATED,
-    responses={200: {"model": UploadOut, "description": "A duplicate upload; nothing stored."}},
+    responses={
+        200: {"model": UploadOut, "description": "A duplicate upload; nothing stored."},
+        **CONFLICT,
+        **RAW_BODY,
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -307,7 +317,7 @@ def upload_results(
     return UploadOut(stored=outcome.stored, duplicate=outcome.duplicate)
 
 
-@router.post("/jobs/{job_id}/finish")
+@router.post("/jobs/{job_id}/finish", responses=CONFLICT)
 def finish(job_id: int, body: FinishIn, session: SessionDep, agent: CurrentAgent) -> JobStateOut:
     job = _agent_job(session, agent, job_id)
     try:

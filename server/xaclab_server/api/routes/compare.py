@@ -10,6 +10,7 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
 from xaclab_server.api.deps import ParamRolesDep, SessionDep
+from xaclab_server.schemas.comparison import ComparisonOut
 from xaclab_server.services.comparability import ComparisonError, NotComparable
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
 
@@ -51,6 +52,7 @@ JSON_CELLS = ("params", "flags_a", "flags_b", "fingerprint_differences")
 
 @router.get(
     "/compare",
+    response_model=ComparisonOut,
     responses={
         200: {"content": {"text/csv": {}}, "description": "JSON, or CSV with format=csv"},
         409: {"description": "Runs or machines of different identity fingerprints or epochs"},

@@ -4,6 +4,7 @@ from fastapi import APIRouter, HTTPException, status
 from sqlalchemy import select
 
 from xaclab_server.api.deps import SessionDep
+from xaclab_server.core.openapi import CONFLICT
 from xaclab_server.models import Job, JobLog
 from xaclab_server.schemas.job import CancelOut, LogChunkOut
 from xaclab_server.services import jobs
@@ -18,7 +19,7 @@ def _job(session: SessionDep, job_id: int) -> Job:
     return job
 
 
-@router.post("/jobs/{job_id}/cancel")
+@router.post("/jobs/{job_id}/cancel", responses=CONFLICT)
 def cancel_job(session: SessionDep, job_id: int) -> CancelOut:
     """Queued: cancelled now.  Running: its agent stops it at its next heartbeat."""
     job = _job(session, job_id)

@@ -2,17 +2,17 @@
 agent token)."""
 
 from fastapi import APIRouter, HTTPException, Request, status
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
-from xaclab_contracts.fingerprint import identity_differences
 
 from xaclab_server.api.deps import AdminUser, ClockDep, SessionDep, SettingsDep, actor_of
 from xaclab_server.core.config import Settings
-from xaclab_server.models import Machine, Result
+from xaclab_server.models import Machine
 from xaclab_server.models.base import utcnow
 from xaclab_server.schemas.machine import AgentTokenOut, EpochOut, MachineOut
 from xaclab_server.services import machine_admin
-from xaclab_server.services.machines import epochs_of, is_online
+from xaclab_server.services.epochs import epochs_with_changes
+from xaclab_server.services.machines import is_online
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
 
@@ -47,30 +47,7 @@ def list_machines(session: SessionDep, settings: SettingsDep) -> list[MachineOut
 def list_epochs(machine_id: int, session: SessionDep) -> list[EpochOut]:
     """The machine's epochs, oldest first, each with the identity fields that changed."""
     get_machine(session, machine_id)
-    counts: dict[int, int] = {}
-    for epoch_number, count in session.execute(
-        select(Result.epoch, func.count())
-        .where(Result.machine_id == machine_id)
-        .group_by(Result.epoch)
-    ):
-        counts[epoch_number] = count
-    out: list[EpochOut] = []
-    previous = None
-    for epoch in epochs_of(session=session, machine_id=machine_id):
-        changed: list[str] = (
-            [] if previous is None else identity_differences(previous, epoch.fingerprint)
-        )
-        out.append(
-            EpochOut(
-                epoch=epoch.epoch,
-                started_at=epoch.started_at,
-                fingerprint_hash=epoch.fingerprint_hash,
-                changed=changed,
-                results=counts.get(epoch.epoch, 0),
-            )
-        )
-        previous = epoch.fingerprint
-    return out
+    return epochs_with_changes(session=session, machine_id=machine_id)
 
 
 @router.post("/machines/{machine_id}/approve")

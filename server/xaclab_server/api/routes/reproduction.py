@@ -6,10 +6,21 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Path, status
 from fastapi.responses import Response
 
-from xaclab_server.api.deps import SessionDep, ThesisFiguresDep
+from xaclab_server.api.deps import (
+    NotifierDep,
+    OperatorUser,
+    SessionDep,
+    SuitesDep,
+    ThesisFiguresDep,
+)
+from xaclab_server.api.routes.matrices import matrix_created
+from xaclab_server.models import Machine
 from xaclab_server.models.base import utcnow
+from xaclab_server.schemas.matrix import ReproductionQueued
 from xaclab_server.services.reproduction import MAX_ID, machine_report
 from xaclab_server.services.reproduction_export import report_html, report_json, report_markdown
+from xaclab_server.services.reproduction_plan import estimate_plan, queue_plan
+from xaclab_server.services.suites import ParamError
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
 
@@ -49,4 +60,34 @@ def read_reproduction(
         body,
         media_type=MEDIA_TYPES[format],
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@router.post("/machines/{machine_id}/reproduction/queue", status_code=status.HTTP_201_CREATED)
+def queue_reproduction(
+    session: SessionDep,
+    suites: SuitesDep,
+    notifier: NotifierDep,
+    machine_id: MachineId,
+    user: OperatorUser,
+) -> ReproductionQueued:
+    """Queue on this machine every matrix the report's tables need (durable and nondurable,
+    write cache on and off, the thesis's process and key counts); with how long the jobs
+    took before, where such jobs ran (docs/thesis-reproduction.md, "In one action")."""
+    machine = session.get(Machine, machine_id)
+    if machine is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Machine {machine_id} does not exist.")
+    plan = estimate_plan(session=session, machine=machine)
+    try:
+        queued = queue_plan(session=session, suites=suites, machine_id=machine.id, user_id=user.id)
+    except ParamError as exc:
+        raise HTTPException(422, str(exc)) from exc
+    notifier.notify()
+    created = [matrix_created(matrix, runs) for matrix, runs in queued]
+    return ReproductionQueued(
+        machine_id=machine.id,
+        matrices=created,
+        jobs=sum(len(r.job_ids) for m in created for r in m.runs),
+        estimated_seconds=plan.seconds,
+        unestimated_jobs=plan.unknown,
     )

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from xaclab_server.api.deps import (
     NotifierDep,
     OperatorUser,
+    ParamRolesDep,
     SessionDep,
     SessionFactoryDep,
     SettingsDep,
@@ -23,14 +24,13 @@ from xaclab_server.api.deps import (
 )
 from xaclab_server.models import Job, Result, Run
 from xaclab_server.models.job import TERMINAL_STATES
-from xaclab_server.schemas.chart import PageTouchChart, RunCharts
+from xaclab_server.schemas.figure import RunFigures
 from xaclab_server.schemas.job import JobDetail, JobOut
 from xaclab_server.schemas.result import ResultOut
 from xaclab_server.schemas.run import RunCreated, RunEvent, RunIn, RunOut
 from xaclab_server.services import jobs, matrices, run_events
-from xaclab_server.services.charts import page_touch_chart
-from xaclab_server.services.generic_charts import suite_charts
 from xaclab_server.services.result_views import CSV_FIELDS, result_out
+from xaclab_server.services.run_figures import figures_of_run
 from xaclab_server.services.run_queue import RunRefused, queue_run
 
 router = APIRouter(prefix="/api/v1", tags=["user"])
@@ -115,25 +115,15 @@ def read_run_results(
     )
 
 
-@router.get("/runs/{run_id}/chart")
-def read_run_chart(session: SessionDep, run_id: int) -> PageTouchChart:
-    """The run page's chart data: page_touch medians per n and the OS floor table."""
-    run = _get_run(session, run_id)
-    return page_touch_chart(run=run, results=_run_results(session, run_id))
-
-
 @router.get("/runs/{run_id}/charts")
-def read_run_charts(session: SessionDep, run_id: int) -> RunCharts:
-    """A chart per benchmark and metric (any suite): medians against a numeric parameter."""
+def read_run_charts(
+    session: SessionDep, suites: SuitesDep, roles: ParamRolesDep, run_id: int
+) -> RunFigures:
+    """The run page's figures, per benchmark: lines against a numeric parameter, dot plots
+    of each system and variant, percentiles and the k-th most expensive of distributions,
+    and the single values (docs/server.md, "Run pages")."""
     run = _get_run(session, run_id)
-    rows = session.execute(
-        select(Result, Job.params)
-        .join(Job, Job.id == Result.job_id)
-        .where(Result.run_id == run_id)
-        .order_by(Result.id)
-    ).all()
-    merged = [(r, {**(jp or {}), **r.params}) for r, jp in rows]
-    return RunCharts(run_id=run.id, status=run.status, charts=suite_charts(merged))
+    return figures_of_run(session=session, run=run, suites=suites, roles=roles)
 
 
 @router.post("/runs/{run_id}/cancel")

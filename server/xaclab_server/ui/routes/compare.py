@@ -2,15 +2,19 @@
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
-from sqlalchemy import select
-from xaclab_contracts.suites import declared_systems
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
 from xaclab_contracts.validity import FLAG_LABELS
 
 from xaclab_server.api.deps import ParamRolesDep, SessionDep, SuitesDep
-from xaclab_server.models import Machine, Run
+from xaclab_server.models import Result, Run
 from xaclab_server.schemas.comparison import ComparisonOut
+from xaclab_server.services.baselines import Link, comparison_links
 from xaclab_server.services.comparability import NotComparable
+from xaclab_server.services.compare_choices import compare_choices
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
+from xaclab_server.services.compare_view import forest
+from xaclab_server.services.systems import Systems, systems_of
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import render
 
@@ -58,20 +62,33 @@ def compare_page(
             error, status = str(exc), 409
         except ValueError as exc:  # ComparisonError too: the sentence is shown above the form
             error, status = str(exc), 422
-    runs = session.scalars(select(Run).order_by(Run.id.desc()).limit(50)).all()
-    machines = session.scalars(select(Machine).order_by(Machine.name)).all()
+    systems = systems_of(suites)
     return render(
         request,
         "compare.html",
         {
             "query": query,
             "result": result,
+            "forest": forest(result) if result else None,
             "error": error,
-            "runs": runs,
-            "machines": machines,
+            "choices": compare_choices(session=session, suites=suites, systems=systems),
+            "recent": _recent(session, systems),
             "export": str(request.url.query),
-            "systems": list(declared_systems(suites)),
             "flag_labels": FLAG_LABELS,
         },
         status=status,
     )
+
+
+RECENT_RUNS = 6
+
+
+def _recent(session: Session, systems: Systems) -> list[tuple[Run, list[Link]]]:
+    """The newest runs with results and their one-click comparisons."""
+    runs = session.scalars(
+        select(Run)
+        .where(exists().where(Result.run_id == Run.id))
+        .order_by(Run.created_at.desc(), Run.id.desc())
+        .limit(RECENT_RUNS)
+    )
+    return [(run, comparison_links(session=session, run=run, systems=systems)) for run in runs]

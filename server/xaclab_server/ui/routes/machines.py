@@ -4,11 +4,20 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import ClockDep, SessionDep, SettingsDep, actor_of
+from xaclab_server.api.deps import (
+    ClockDep,
+    ParamRolesDep,
+    SessionDep,
+    SettingsDep,
+    SuitesDep,
+    actor_of,
+)
 from xaclab_server.models import Machine, Run
 from xaclab_server.models.base import utcnow
 from xaclab_server.services import machine_admin
 from xaclab_server.services.machines import is_online
+from xaclab_server.services.overview import machine_overview
+from xaclab_server.services.systems import systems_of
 from xaclab_server.ui.forms import AdminForm
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import not_found, render, see_other
@@ -16,6 +25,7 @@ from xaclab_server.ui.rendering import not_found, render, see_other
 router = page_router()
 
 RECENT_RUNS = 20
+MAX_ID = 2**31  # ids are PostgreSQL integers
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -31,6 +41,34 @@ def machines_page(
     runs = session.scalars(select(Run).order_by(Run.id.desc()).limit(RECENT_RUNS)).all()
     names = {m.id: m.name for m, _online in machines}
     return render(request, "machines.html", {"machines": machines, "runs": runs, "names": names})
+
+
+@router.get("/machines/{machine_id}", response_class=HTMLResponse)
+def overview_page(
+    request: Request,
+    session: SessionDep,
+    suites: SuitesDep,
+    roles: ParamRolesDep,
+    _reader: PageReader,
+    machine_id: int,
+    epoch: int | None = None,
+) -> Response:
+    """The machine's overview in one epoch (its current one unless ``epoch`` names another)."""
+    machine = session.get(Machine, machine_id) if 0 < machine_id < MAX_ID else None
+    if machine is None:
+        return not_found(request, f"Machine {machine_id}")
+    chosen = machine.epoch if epoch is None else epoch
+    if not 0 < chosen <= machine.epoch:
+        return not_found(request, f"Epoch {chosen} of {machine.name}")
+    overview = machine_overview(
+        session=session,
+        machine=machine,
+        epoch=chosen,
+        suites=suites,
+        systems=systems_of(suites),
+        roles=roles,
+    )
+    return render(request, "overview.html", {"overview": overview})
 
 
 @router.post("/machines/{machine_id}/{action}", response_class=HTMLResponse)

@@ -13,17 +13,26 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from xaclab_contracts.validity import FLAG_LABELS, WRITE_CACHE_LABELS
 
-from xaclab_server.api.deps import NotifierDep, SessionDep, SuitesDep
-from xaclab_server.models import Machine, Result, Run
+from xaclab_server.api.deps import NotifierDep, ParamRolesDep, SessionDep, SuitesDep
+from xaclab_server.models import Machine, Run
 from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.schemas.run import RunIn
 from xaclab_server.services import jobs, matrices
+from xaclab_server.services.baselines import (
+    BaselineRefused,
+    baseline_of,
+    comparison_links,
+    set_baseline,
+)
 from xaclab_server.services.result_views import result_out
+from xaclab_server.services.run_figures import run_figures, run_rows
 from xaclab_server.services.run_queue import queue_run
+from xaclab_server.services.series_keys import history_url, series_key
 from xaclab_server.services.suites import Suite, coerce_form_value
+from xaclab_server.services.systems import params_words, systems_of
 from xaclab_server.ui.forms import Form, OperatorForm, submit
 from xaclab_server.ui.guards import PageReader, page_router
-from xaclab_server.ui.rendering import not_found, render, see_other
+from xaclab_server.ui.rendering import not_found, refused, render, see_other
 
 router = page_router()
 
@@ -109,28 +118,38 @@ def submit_run(
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(
-    request: Request, session: SessionDep, suites: SuitesDep, _reader: PageReader, run_id: int
+    request: Request,
+    session: SessionDep,
+    suites: SuitesDep,
+    roles: ParamRolesDep,
+    _reader: PageReader,
+    run_id: int,
 ) -> Response:
     run = session.get(Run, run_id)
     if run is None:
         return not_found(request, f"Run {run_id}")
     machine = session.get_one(Machine, run.machine_id)
-    suite = suites.get(run.suite)
-    # The systems the run's suite compares (name, title), for its comparison links.
-    systems = [(d.name, d.title) for d in suite.system_decls.values()] if suite else []
-    results = session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id))
-    rows = [result_out(r) for r in results]
+    found = run_rows(session=session, run=run)
+    rows = [result_out(r) for r, _params in found]
+    figures = run_figures(run=run, rows=found, suites=suites, roles=roles)
+    baseline = baseline_of(session=session, machine_id=run.machine_id, suite=run.suite)
     return render(
         request,
         "run.html",
         {
             "run": run,
+            "suite": suites.get(run.suite),
             "machine": machine,
-            "systems": systems,
             "results": rows,
+            "histories": {r.id: history_url(series_key(r, params, roles)) for r, params in found},
             "flagged": sum(bool(r.flags) or r.flags is None for r in rows),
             "flag_labels": FLAG_LABELS,
             "write_cache_labels": WRITE_CACHE_LABELS,
+            "figures": figures,
+            "links": comparison_links(session=session, run=run, systems=systems_of(suites)),
+            "baseline": baseline,
+            "params_words": params_words,
+            "terminal": run.status in TERMINAL_STATES,
         },
     )
 
@@ -145,12 +164,18 @@ def run_action(
     form: OperatorForm,
 ) -> Response:
     run = session.get(Run, run_id)
-    if run is None or action not in ("cancel", "rerun"):
+    if run is None or action not in ("cancel", "rerun", "baseline"):
         return not_found(request, f"Run {run_id}")
     if action == "cancel":
         for job in list(run.jobs):
             if job.status not in TERMINAL_STATES:
                 jobs.cancel_job(session=session, job=job)
+        return see_other(f"/runs/{run.id}")
+    if action == "baseline":
+        try:
+            set_baseline(session=session, run=run, user_id=form.user.id)
+        except BaselineRefused as exc:
+            return refused(request, str(exc), 422)
         return see_other(f"/runs/{run.id}")
     copy = matrices.rerun(session=session, run=run, user_id=form.user.id)
     notifier.notify()
