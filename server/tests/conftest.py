@@ -35,6 +35,9 @@ from xaclab_server.models import (
     AuditEvent,
     AuthThrottle,
     Base,
+    Bisection,
+    BisectionRun,
+    ChangePoint,
     Job,
     JobLog,
     LoginSession,
@@ -44,8 +47,11 @@ from xaclab_server.models import (
     Result,
     Run,
     Schedule,
+    Series,
     Upload,
     User,
+    WatchSettings,
+    WebhookDelivery,
 )
 from xaclab_server.models.base import utcnow
 from xaclab_server.services import accounts
@@ -81,6 +87,8 @@ def make_settings(url: str, **overrides: object) -> Settings:
         "env": "test",
         "database_url": url,
         "claim_poll_seconds": 0.2,
+        # Tests run the change-point watcher's passes themselves (app.state.watcher).
+        "watch_seconds": 0,
     }
     values.update(overrides)
     return Settings.model_validate(values)
@@ -94,6 +102,11 @@ def app(db_url: str) -> FastAPI:
 def clear_tables(app: FastAPI) -> None:
     with app.state.sessionmaker() as session:
         for model in (
+            WebhookDelivery,
+            BisectionRun,
+            Bisection,
+            ChangePoint,
+            WatchSettings,
             Result,
             Upload,
             JobLog,
@@ -101,6 +114,7 @@ def clear_tables(app: FastAPI) -> None:
             Run,
             Matrix,
             Schedule,
+            Series,
             MachineEpoch,
             Machine,
             ApiToken,

@@ -32,6 +32,12 @@ TABLES = {
     "schedules",
     "auth_throttles",
     "audit_events",
+    "series",
+    "change_points",
+    "watch_settings",
+    "webhook_deliveries",
+    "bisections",
+    "bisection_runs",
     "alembic_version",
 }
 

@@ -1,0 +1,97 @@
+"""Series for the change-point tests, uploaded run by run as an agent uploads them."""
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from fastapi import FastAPI
+
+from tests.helpers import HttpClient, result_record
+from tests.reproduction_helpers import store_results
+
+PARAMS = {"n": 64, "access": "write", "advisory": False, "durability": "nondurable"}
+
+
+def run_of(value: float, *, revision: str = "3f2a9c1d0e5b", **params: Any) -> dict[str, Any]:
+    """One page_touch result whose median is ``value`` (its samples spread by ±1 %)."""
+    return result_record(
+        params={**PARAMS, **params},
+        samples=[value * 0.99, value, value * 1.01, value * 0.995, value * 1.005],
+        library={"name": "libxac", "version": "0.1.0", "git_revision": revision},
+    )
+
+
+def probe_values(slower_from: int = 13, runs: int = 24, step: float = 0.15) -> list[float]:
+    """The issue's probe: the same results every run, every sample ``step`` slower from run
+    ``slower_from`` (1-based) on."""
+    return [10.0 * (1 + step if i + 1 >= slower_from else 1) for i in range(runs)]
+
+
+def upload_runs(
+    client: HttpClient,
+    machine_id: int,
+    agent: dict[str, str],
+    values: list[float],
+    *,
+    revisions: list[str] | None = None,
+    app: FastAPI | None = None,
+    after_each: Any = None,
+) -> list[int]:
+    """One run per value; with ``app`` the watcher's pass runs after each upload and
+    ``after_each(index, run_id)`` is called.  The run ids, oldest first."""
+    run_ids = []
+    for index, value in enumerate(values):
+        revision = revisions[index] if revisions else "3f2a9c1d0e5b"
+        run_ids.append(
+            store_results(client, machine_id, agent, "page-touch", [run_of(value, revision=revision)])
+        )
+        if app is not None:
+            app.state.watcher.run_pass()
+            if after_each is not None:
+                after_each(index, run_ids[-1])
+    return run_ids
+
+
+def alerts_of(client: HttpClient, machine_id: int, **query: Any) -> list[dict[str, Any]]:
+    reply = client.get("/api/v1/alerts", params={"machine_id": machine_id, **query})
+    assert reply.status_code == 200, reply.text
+    found: list[dict[str, Any]] = reply.json()["alerts"]
+    return found
+
+
+class Receiver:
+    """A local HTTP server that records every POST's JSON body (the webhook's other end)."""
+
+    def __init__(self, status: int = 204) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.status = status
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                length = int(self.headers.get("Content-Length", "0"))
+                receiver.bodies.append(json.loads(self.rfile.read(length)))
+                receiver.headers.append(dict(self.headers))
+                self.send_response(receiver.status)
+                self.end_headers()
+
+            def log_message(self, *_args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/xaclab"
+
+    @contextmanager
+    def running(self) -> Iterator["Receiver"]:
+        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self.server.shutdown()
+            self.server.server_close()
+            thread.join()
