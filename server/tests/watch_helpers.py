@@ -46,7 +46,9 @@ def upload_runs(
     for index, value in enumerate(values):
         revision = revisions[index] if revisions else "3f2a9c1d0e5b"
         run_ids.append(
-            store_results(client, machine_id, agent, "page-touch", [run_of(value, revision=revision)])
+            store_results(
+                client, machine_id, agent, "page-touch", [run_of(value, revision=revision)]
+            )
         )
         if app is not None:
             app.state.watcher.run_pass()

@@ -76,7 +76,11 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
             tasks.append(
                 asyncio.create_task(
                     _scheduler_loop(
-                        factory, suite_declarations, notifier, settings.scheduler_seconds
+                        factory,
+                        suite_declarations,
+                        notifier,
+                        settings.scheduler_seconds,
+                        libxac_git,
                     )
                 )
             )
@@ -162,10 +166,11 @@ async def _scheduler_loop(
     suites: dict[str, Suite],
     notifier: JobNotifier,
     interval: float,
+    git: LibxacGit | None,
 ) -> None:
     def fire() -> list[int]:
         with factory() as session:
-            return scheduler.fire_due_schedules(session=session, suites=suites)
+            return scheduler.fire_due_schedules(session=session, suites=suites, git=git)
 
     while True:
         try:

@@ -104,6 +104,7 @@ def test_only_operators_change_alerts(client: TestClient, app: FastAPI) -> None:
     url = f"/api/v1/alerts/{alert['id']}/acknowledge"
     assert client.post(url, headers={"Authorization": f"Bearer {viewer}"}).status_code == 403
     assert client.post(url, headers={"Authorization": ""}).status_code == 401
-    assert client.get(f"/api/v1/alerts/{alert['id']}", headers={"Authorization": ""}).json()[
-        "state"
-    ] == "open"
+    assert (
+        client.get(f"/api/v1/alerts/{alert['id']}", headers={"Authorization": ""}).json()["state"]
+        == "open"
+    )
