@@ -119,6 +119,7 @@ class Settings(BaseSettings):
     # that new results changed (each upload also wakes it), bisections to advance and
     # webhook messages to send; 0 turns the watcher off.
     watch_seconds: float = Field(default=5, ge=0, le=3600)
+    change_test: Literal["t", "rank"] = "rank"
     change_max_pvalue: float = Field(default=0.001, gt=0, lt=1)
     change_min_percent: float = Field(default=3.0, ge=0, le=1000)
     change_noise_factor: float = Field(default=1.0, ge=0, le=100)

@@ -43,6 +43,7 @@ def detector_options(settings: Settings) -> edivisive.Options:
         noise_factor=settings.change_noise_factor,
         min_points=settings.change_min_points,
         window=settings.change_window,
+        test=settings.change_test,
     )
 
 
@@ -141,7 +142,7 @@ def _values(split: Split, points: list[Point], better: str) -> dict[str, object]
         "change": change if math.isfinite(change) else 0.0,
         "change_low": interval.low - 1 if math.isfinite(interval.low) else None,
         "change_high": interval.high - 1 if math.isfinite(interval.high) else None,
-        "p_value": split.test.p,
+        "p_value": split.p,
         "noise": split.noise / abs(mean_before) if mean_before else 0.0,
         "direction": "regression" if worse else "improvement",
     }

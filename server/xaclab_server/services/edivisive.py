@@ -43,7 +43,16 @@ What this module adds to Otava's merge test (docs/change-points.md):
   0.8.0 re-tests the right neighbour and the one after it, and leaves the
   left neighbour's numbers stale).
 
-``Options.otava_compatible`` undoes the last two, for the cross-check only:
+**The significance test** is Student's t-test (``test="t"``, Hunter's and
+Otava's), or the Mann–Whitney U test (``test="rank"``): the permutation test
+of the rank sum, exact for up to 50 points without ties, its normal
+approximation otherwise (:func:`.significance.mann_whitney_u`).  Ranks do not
+let one far outlier hide a step or fake one; on the lab's own noise
+(server/bench/changepoint_accuracy.py) they found more of the injected steps
+with fewer false alerts, so the server uses them (``XACLAB_CHANGE_TEST``).
+The size of a change is the change of the means either way.
+
+``Options.otava_compatible`` undoes the last two differences above, for the cross-check only:
 with it this module gives exactly apache-otava 0.8.0's change points on the
 recorded reference series (server/tests/services/test_otava_reference.py,
 made by server/bench/otava_crosscheck.py).  The server never sets it.
@@ -54,10 +63,12 @@ Everything here is deterministic: the same points give the same answer.
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from xaclab_server.services.significance import mann_whitney_u
 from xaclab_server.services.student_t import TTest, t_test
 
 Floats = NDArray[np.float64]
@@ -74,6 +85,7 @@ class Options:
     noise_factor: float = 0.0
     min_points: int = 1
     window: int = 50
+    test: Literal["t", "rank"] = "t"
     otava_compatible: bool = False
 
     def __post_init__(self) -> None:
@@ -92,7 +104,8 @@ class Split:
     index: int
     start: int  # the segments compared: values[start:index] and values[index:end]
     end: int
-    test: TTest
+    test: TTest  # the sides' means and standard deviations
+    p: float  # two-sided, by the options' significance test
     noise: float  # the robust standard deviation of the points about their side's median
 
     @property
@@ -122,24 +135,23 @@ def detect(values: Sequence[float] | Floats, options: Options) -> list[Split]:
     weak_p = options.max_pvalue * WEAK_FACTOR
     if options.max_pvalue >= 0.05:
         weak_p = options.max_pvalue * 2 if options.max_pvalue < 0.5 else options.max_pvalue
-    ddof = 0 if options.otava_compatible else 1
-    weak = split_in_windows(series, window=options.window, max_pvalue=weak_p, ddof=ddof)
+    weak = split_in_windows(series, options, max_pvalue=weak_p)
     return merge(series, weak, options)
 
 
-def split_in_windows(series: Floats, *, window: int, max_pvalue: float, ddof: int = 1) -> list[int]:
+def split_in_windows(series: Floats, options: Options, *, max_pvalue: float) -> list[int]:
     """The weak change points: E-Divisive in windows of ``window`` points overlapping by half."""
     found: set[int] = set()
-    start, step = 0, max(1, window // 2)
+    start, step = 0, max(1, options.window // 2)
     while start < len(series):
-        end = min(start + window, len(series))
-        local = divisive(series[start:end], max_pvalue=max_pvalue, ddof=ddof)
+        end = min(start + options.window, len(series))
+        local = divisive(series[start:end], options, max_pvalue=max_pvalue)
         found.update(start + i for i in local)
         start = max(max(local) + start if local else 0, start + step)
     return sorted(found)
 
 
-def divisive(series: Floats, *, max_pvalue: float, ddof: int = 1) -> list[int]:
+def divisive(series: Floats, options: Options, *, max_pvalue: float) -> list[int]:
     """Recursive E-Divisive over the whole of ``series``: split at the best Q while significant."""
     distances = np.abs(series[:, None] - series[None, :])
     prefix = np.zeros((len(series) + 1, len(series) + 1))
@@ -158,7 +170,7 @@ def divisive(series: Floats, *, max_pvalue: float, ddof: int = 1) -> list[int]:
         if not candidates:
             return cuts
         _q, tau, s, e = max(candidates)
-        if t_test(series[s:tau], series[tau:e], ddof=ddof).p > max_pvalue:
+        if p_value(series[s:tau], series[tau:e], options) > max_pvalue:
             return cuts
         cuts = sorted([*cuts, tau])
 
@@ -200,12 +212,11 @@ def _rect(prefix: Floats, r0: Indexes, r1: Indexes, c0: Indexes, c1: Indexes) ->
 def merge(series: Floats, weak: Sequence[int], options: Options) -> list[Split]:
     """Drop the weakest change point until every one left passes every test."""
     indexes = sorted(set(weak))
-    ddof = 0 if options.otava_compatible else 1
-    splits = [_tested(series, indexes, k, ddof) for k in range(len(indexes))]
+    splits = [_tested(series, indexes, k, options) for k in range(len(indexes))]
     while splits:
-        failing = [s for s in splits if s.test.p >= options.max_pvalue]
+        failing = [s for s in splits if s.p >= options.max_pvalue]
         if failing:
-            weakest = max(failing, key=lambda s: s.test.p)
+            weakest = max(failing, key=lambda s: s.p)
         else:
             small = [s for s in splits if not _large_enough(s, options)]
             if not small:
@@ -216,7 +227,7 @@ def merge(series: Floats, weak: Sequence[int], options: Options) -> list[Split]:
         del splits[k]
         for neighbour in (k, k + 1) if options.otava_compatible else (k - 1, k):
             if 0 <= neighbour < len(splits):
-                splits[neighbour] = _tested(series, indexes, neighbour, ddof)
+                splits[neighbour] = _tested(series, indexes, neighbour, options)
     return splits
 
 
@@ -228,7 +239,14 @@ def _large_enough(split: Split, options: Options) -> bool:
     return split.shift >= options.noise_factor * split.noise
 
 
-def _tested(series: Floats, indexes: Sequence[int], k: int, ddof: int) -> Split:
+def p_value(before: Floats, after: Floats, options: Options) -> float:
+    """The two-sided p-value of the points before against those after, by the options' test."""
+    if options.test == "rank":
+        return mann_whitney_u(before, after).p
+    return t_test(before, after, ddof=0 if options.otava_compatible else 1).p
+
+
+def _tested(series: Floats, indexes: Sequence[int], k: int, options: Options) -> Split:
     start = indexes[k - 1] if k > 0 else 0
     end = indexes[k + 1] if k + 1 < len(indexes) else len(series)
     index = indexes[k]
@@ -237,7 +255,8 @@ def _tested(series: Floats, indexes: Sequence[int], k: int, ddof: int) -> Split:
         index=index,
         start=start,
         end=end,
-        test=t_test(before, after, ddof=ddof),
+        test=t_test(before, after),
+        p=p_value(before, after, options),
         noise=_noise(before, after),
     )
 
