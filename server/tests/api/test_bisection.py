@@ -17,7 +17,9 @@ from tests.watch_helpers import alerts_of, run_of, upload_runs
 from xaclab_server.app import create_app
 
 BEFORE, AFTER = 10.0, 12.0
-WOBBLE = (0.0, 0.05, -0.04, 0.02, -0.03, 0.04)  # run-to-run noise of about 0.35 %
+# Run-to-run noise of about 0.35 %; eight runs a side (the rank test needs seven or more
+# a side to reach p < 0.001 without ties).
+WOBBLE = (0.0, 0.05, -0.04, 0.02, -0.03, 0.04, -0.01, 0.01)
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +45,17 @@ def _level(hashes: list[str], culprit: int, revision: str, broken: set[int]) -> 
 
 
 def _series(
-    client: TestClient, app: FastAPI, hashes: list[str], after: int = 6
+    client: TestClient, app: FastAPI, hashes: list[str], *, until_alert: bool = False
 ) -> tuple[int, dict[str, str]]:
-    """Six runs of the first revision, then ``after`` of the last, 20 % slower."""
+    """Eight runs of the first revision, then runs of the last, 20 % slower: eight, or with
+    ``until_alert`` only until the watcher raises the alert."""
     machine, agent = register_machine(client, "bisect-01")
-    values = [BEFORE + w for w in WOBBLE] + [AFTER + w for w in WOBBLE[:after]]
-    revisions = [hashes[0][:12]] * 6 + [hashes[-1][:12]] * after
-    upload_runs(client, machine, agent, values, revisions=revisions, app=app)
+    before = [BEFORE + w for w in WOBBLE]
+    upload_runs(client, machine, agent, before, revisions=[hashes[0][:12]] * len(before), app=app)
+    for wobble in WOBBLE:
+        upload_runs(client, machine, agent, [AFTER + wobble], revisions=[hashes[-1][:12]], app=app)
+        if until_alert and alerts_of(client, machine):
+            break
     return machine, agent
 
 
@@ -115,13 +121,11 @@ def test_a_click_bisects_down_to_the_first_revision_on_the_far_side(
     # The bisection's runs stay out of the detector's points: still one alert, same numbers.
     assert [a["id"] for a in alerts_of(client, machine)] == [alert["id"]]
     key = alert["series"]["key"]
-    assert (
-        len(client.get(f"/api/v1/series/{key}", params={"bisections": False}).json()["points"])
-        == 12
-    )
+    points = client.get(f"/api/v1/series/{key}", params={"bisections": False}).json()["points"]
+    assert len(points) == 16
     everything = client.get(f"/api/v1/series/{key}").json()["points"]
-    assert len(everything) == 12 + len(ran)
-    assert {p["bisection_id"] for p in everything[12:]} == {shown["id"]}
+    assert len(everything) == 16 + len(ran)
+    assert {p["bisection_id"] for p in everything[16:]} == {shown["id"]}
     again = client.post(f"/api/v1/alerts/{alert['id']}/bisections")
     assert again.status_code == 201  # a finished bisection may be repeated
 
@@ -157,8 +161,7 @@ def test_the_server_bisects_a_new_regression_by_itself_when_asked(
     client, app = lab
     _repo, hashes = history
     assert client.put("/api/v1/watch/settings", json={"auto_bisect": True}).status_code == 200
-    # The alert comes with the last upload (three runs after the change).
-    machine, agent = _series(client, app, hashes, after=3)
+    machine, agent = _series(client, app, hashes, until_alert=True)
     (alert,) = alerts_of(client, machine)
     assert alert["bisection"]["state"] == "running" and alert["bisection"]["automatic"]
     _agent_runs_bisection(client, app, agent, hashes, culprit=2)
@@ -170,9 +173,8 @@ def test_what_cannot_be_bisected_is_refused_with_a_sentence(
 ) -> None:
     lab_client, lab_app = lab
     machine, agent = register_machine(lab_client, "bisect-same")
-    upload_runs(
-        lab_client, machine, agent, [BEFORE + w for w in WOBBLE] * 2 + [AFTER] * 6, app=lab_app
-    )
+    values = [BEFORE + w for w in WOBBLE] * 2 + [AFTER + w for w in WOBBLE]
+    upload_runs(lab_client, machine, agent, values, app=lab_app)
     (alert,) = alerts_of(lab_client, machine)
     refused = lab_client.post(f"/api/v1/alerts/{alert['id']}/bisections")
     assert refused.status_code == 409
