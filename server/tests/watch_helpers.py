@@ -2,6 +2,7 @@
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,3 +98,28 @@ class Receiver:
             self.server.shutdown()
             self.server.server_close()
             thread.join()
+
+
+def seed_alert(
+    client: HttpClient,
+    machine_id: int,
+    agent: dict[str, str],
+    *,
+    text: str = "",
+    revision: str = "3f2a9c1d0e5b",
+    timeout: float = 60,
+) -> int:
+    """The probe's 15 % step on a running server (its watcher detects it); the alert's id.
+    ``text`` goes into the series' params, to see it escaped on the pages."""
+    for value in probe_values(runs=20):
+        record = run_of(value, revision=revision, **({"note": text} if text else {}))
+        store_results(client, machine_id, agent, "page-touch", [record])
+    deadline = time.monotonic() + timeout
+    while True:
+        found = alerts_of(client, machine_id)
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert found, "the server's watcher raised no alert"
+    alert_id: int = found[0]["id"]
+    return alert_id

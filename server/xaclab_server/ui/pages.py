@@ -1,7 +1,7 @@
 """The web pages, one module per page group (``ui/routes/``); every asset comes from /static.
 
 Machines (the home page), the queue, the run form and run pages, run
-matrices, comparisons, schedules, API tokens, users, the audit log and the
+matrices, comparisons, alerts, schedules, API tokens, users, the audit log and the
 login; the
 thesis-reproduction page is :mod:`xaclab_server.ui.reproduction`.  Pages are
 readable without a login only while ``XACLAB_ANONYMOUS_READ`` is true; who
@@ -12,6 +12,7 @@ may do what is :mod:`xaclab_server.core.access`, shared with the API
 from fastapi import APIRouter
 
 from xaclab_server.ui.routes import (
+    alerts,
     audit,
     compare,
     login,
@@ -25,6 +26,18 @@ from xaclab_server.ui.routes import (
 )
 
 router = APIRouter(include_in_schema=False)
-for group in (login, machines, runs, matrices, queue, compare, schedules, tokens, users, audit):
+for group in (
+    login,
+    machines,
+    runs,
+    matrices,
+    queue,
+    compare,
+    alerts,
+    schedules,
+    tokens,
+    users,
+    audit,
+):
     # The routes themselves, not an include: ``router.routes`` lists every page.
     router.routes.extend(group.router.routes)
