@@ -5,11 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from tests.helpers import result_record
 from xaclab_server.core.db import make_engine, make_sessionmaker
-from xaclab_server.models import Job, Result, Run
+from xaclab_server.models import Job, Result, Run, Series
 from xaclab_server.services import accounts
 from xaclab_server.services.machines import register_machine
 from xaclab_server.services.results import store_upload
@@ -147,5 +147,49 @@ def test_judge_results_judges_what_was_stored_unjudged(tmp_path: Path) -> None:
             assert judged.flags is not None and "high_variation" in judged.flags
             assert (judged.median_ci_low, judged.median_ci_high) == (1.0, 6.0)
         assert run_cli(env, "judge-results").stdout == "judged 0 results\n"
+    finally:
+        engine.dispose()
+
+
+def test_build_series_places_what_was_stored_before_series(tmp_path: Path) -> None:
+    """``build-series`` gives results stored before 0009 their series, marked for the
+    detector, and says how many; a second call finds none."""
+    data = tmp_path / "data"
+    env = {
+        "XACLAB_REGISTRATION_TOKEN": "a-long-random-token-for-tests",
+        "XACLAB_DATA_DIR": str(data),
+    }
+    assert run_cli(env, "--migrate-only").returncode == 0
+    engine = make_engine(f"sqlite:///{data / 'xaclab.sqlite3'}")
+    try:
+        with make_sessionmaker(engine)() as session:
+            machine, _token = register_machine(session=session, name="old", fingerprint={})
+            for upload_id in ("u-1", "u-2"):
+                run = Run(machine_id=machine.id, suite="page-touch", profile="quick", params={})
+                session.add(run)
+                session.flush()
+                job = Job(
+                    run_id=run.id,
+                    machine_id=machine.id,
+                    suite="page-touch",
+                    profile="quick",
+                    params={},
+                )
+                session.add(job)
+                session.flush()
+                store_upload(
+                    session=session, job=job, upload_id=upload_id, results=[result_record()]
+                )
+            session.execute(update(Result).values(series_id=None))
+            session.execute(delete(Series))
+            session.commit()
+        done = run_cli(env, "build-series")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "placed 2 results in their series\n"
+        with make_sessionmaker(engine)() as session:
+            (series,) = session.scalars(select(Series)).all()
+            assert series.pending and series.params["n"] == 1
+            assert {r.series_id for r in session.scalars(select(Result))} == {series.id}
+        assert run_cli(env, "build-series").stdout == "placed 0 results in their series\n"
     finally:
         engine.dispose()

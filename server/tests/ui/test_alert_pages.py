@@ -66,9 +66,7 @@ def test_a_viewer_reads_but_does_not_change_alerts(client: TestClient, app: Fast
     assert rows(app, select(ChangePoint.state)) == ["open"]
 
 
-def test_bisecting_one_revision_is_refused_on_the_page(
-    client: TestClient, app: FastAPI
-) -> None:
+def test_bisecting_one_revision_is_refused_on_the_page(client: TestClient, app: FastAPI) -> None:
     alert_id = _alert(client, app)
     csrf = browser_login(client, app)
     reply = post_form(client, f"/alerts/{alert_id}/bisect", csrf)

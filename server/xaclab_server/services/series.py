@@ -103,6 +103,23 @@ def attach_series(
     return sorted(ids.values())
 
 
+def attach_stored(*, session: Session, roles: ParamRoles, limit: int = 1000) -> int:
+    """Put up to ``limit`` results stored before series existed into their series (marked
+    pending, so the detector looks at them); commit; how many were placed."""
+    rows = session.scalars(
+        select(Result).where(Result.series_id.is_(None)).order_by(Result.id).limit(limit)
+    ).all()
+    by_job: dict[int, list[Result]] = {}
+    for result in rows:
+        by_job.setdefault(result.job_id, []).append(result)
+    for job_id, results in by_job.items():
+        attach_series(
+            session=session, job=session.get_one(Job, job_id), results=results, roles=roles
+        )
+    session.commit()
+    return len(rows)
+
+
 def _get_or_create(session: Session, key: str, fields: dict[str, Any], now: datetime) -> int:
     """The series' id; created once even when two uploads race (ON CONFLICT DO NOTHING)."""
     found = session.scalar(select(Series.id).where(Series.key == key))
