@@ -213,11 +213,21 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
             assert run["params"]["libxac_revision"] == revision  # stored as the full hash
             return run_id
 
-        def regressions() -> list[dict[str, Any]]:
+        def alerts_now(**query: str) -> list[dict[str, Any]]:
             found: list[dict[str, Any]] = http.get(
-                "/api/v1/alerts", params={"machine_id": machine_id, "direction": "regression"}
+                "/api/v1/alerts", params={"machine_id": machine_id, **query}
             ).json()["alerts"]
             return found
+
+        def regressions() -> list[dict[str, Any]]:
+            """The libxac series' regressions: what the slow commit did.  (The operating
+            system's floors are measured beside them; a shared machine's load may shift
+            those on its own.)"""
+            return [
+                a
+                for a in alerts_now(direction="regression")
+                if a["series"]["sut"] == "libxac" and a["series"]["benchmark"] == "page_touch"
+            ]
 
         before = [run_at(commits[0]) for _ in range(BEFORE_RUNS)]
         time.sleep(2)  # four watcher passes: nothing changed yet
@@ -230,15 +240,15 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
             if regressions():
                 break
         alerts = regressions()
+        shown = [(a["series"]["title"], a["before"]["run_id"], a["change"]["percent"]) for a in alerts]
         assert alerts, "no alert after the slow revision's runs"
         for alert in alerts:
-            assert alert["before"]["run_id"] == before[-1]
-            assert alert["after"]["run_id"] == after[0]
+            assert alert["before"]["run_id"] == before[-1], shown
+            assert alert["after"]["run_id"] == after[0], shown
             assert (alert["before"]["revision"], alert["after"]["revision"]) == (
                 commits[0][:12],
                 commits[-1][:12],
             )
-            assert alert["series"]["suite"] == "page-touch" and alert["series"]["sut"] == "libxac"
             assert alert["change"]["low_percent"] > 0
         bisected = _wait(
             "the automatic bisection",
@@ -249,6 +259,7 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
             every=1,
         )
         (done,) = bisected  # one bisection for the revision range, not one per series
+        assert [a["id"] for a in alerts_now() if a["bisection"]] == [done["id"]]
         bisection = done["bisection"]
         assert bisection["state"] == "done" and bisection["automatic"], bisection
         assert bisection["culprit"] == commits[3], bisection
@@ -260,8 +271,15 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
         }
 
         _wait("the webhook's messages", lambda: "bisection.done" in receiver.events(), 60)
-        new = [b["alert"] for b in receiver.bodies if b["event"] == "alert.new"]
-        assert sorted(a["id"] for a in new) == sorted(a["id"] for a in alerts)
+        # Every alert went to the webhook, once (the last ones may still be on their way).
+        _wait(
+            "a message for every alert",
+            lambda: (
+                sorted(b["alert"]["id"] for b in receiver.bodies if b["event"] == "alert.new")
+                == sorted(a["id"] for a in alerts_now())
+            ),
+            60,
+        )
         (finished,) = [b["alert"] for b in receiver.bodies if b["event"] == "bisection.done"]
         assert finished["bisection"]["culprit"] == commits[3]
         assert finished["links"]["compare"] == done["links"]["compare"]

@@ -7,8 +7,10 @@ upload pokes them (:meth:`Watcher.poke`, from any thread):
 1. **detection**: every series an upload marked ``pending`` is claimed (so
    two processes never detect one series at once), detected
    (:mod:`.detection`), and its new change points get a webhook message
-   (``alert.new``) in the same transaction; with ``auto_bisect`` a new
-   regression between two libxac revisions starts a bisection;
+   (``alert.new``) in the same transaction; with ``auto_bisect`` the pass's new
+   regressions between two libxac revisions start a bisection, one per
+   machine and revision range (the series one commit slowed share it): that of
+   the change with the strongest evidence (its change in units of its noise);
 2. **bisections**: each running bisection whose run has finished takes its
    point and queues its next run or finishes (``bisection.done`` message);
 3. **deliveries** (their own loop, so a slow receiver delays no detection):
@@ -88,6 +90,8 @@ class Watcher:
             except Exception:
                 log.exception("change-point detection of series %s failed", series_id)
                 self._release(series_id, pending=True)
+        if created:
+            self._auto_bisect(created)
         return created
 
     def _claim_series(self) -> int | None:
@@ -143,12 +147,6 @@ class Watcher:
                 )
             series.claimed_until = None
             session.commit()
-            auto = webhooks.watch_settings(session).auto_bisect
-            for change in found.new:
-                if auto and bisection.auto_bisect_wanted(
-                    session=session, change=change, series=series, git=self.git
-                ):
-                    self._auto_bisect(session, change)
             if found.new:
                 log.info(
                     "series %s: %d new change point(s) %s",
@@ -158,17 +156,38 @@ class Watcher:
                 )
             return [c.id for c in found.new]
 
-    def _auto_bisect(self, session: Session, change: ChangePoint) -> None:
-        try:
-            started = bisection.start_bisection(
-                session=session, change=change, git=self.git, user_id=None, now=self.clock()
-            )
-        except bisection.BisectionRefused as exc:
-            session.rollback()
-            log.info("no automatic bisection of change point %s: %s", change.id, exc)
-            return
-        log.info("bisection %s started by itself for change point %s", started.id, change.id)
-        self.notifier.notify()
+    def _auto_bisect(self, new: list[int]) -> None:
+        """With ``auto_bisect``, one bisection per machine and revision range among the new
+        regressions: of the change that stands out most from its series' noise."""
+        with self.factory() as session:
+            if not webhooks.watch_settings(session).auto_bisect:
+                session.commit()
+                return
+            strongest: dict[tuple[int, str, str], tuple[float, ChangePoint]] = {}
+            for change_id in new:
+                change = session.get_one(ChangePoint, change_id)
+                series = session.get_one(Series, change.series_id)
+                if not bisection.auto_bisect_wanted(
+                    session=session, change=change, series=series, git=self.git
+                ):
+                    continue
+                key = (series.machine_id, change.before_revision, change.after_revision)
+                evidence = abs(change.change) / max(change.noise, 1e-12)
+                if key not in strongest or evidence > strongest[key][0]:
+                    strongest[key] = (evidence, change)
+            for _evidence, change in strongest.values():
+                try:
+                    started = bisection.start_bisection(
+                        session=session, change=change, git=self.git, user_id=None, now=self.clock()
+                    )
+                except bisection.BisectionRefused as exc:
+                    session.rollback()
+                    log.info("no automatic bisection of change point %s: %s", change.id, exc)
+                    continue
+                log.info(
+                    "bisection %s started by itself for change point %s", started.id, change.id
+                )
+                self.notifier.notify()
 
     def advance_bisections(self) -> list[int]:
         """Advance every running bisection whose run finished; the ids of those that moved."""
