@@ -35,6 +35,8 @@ PACKAGES = (
     "tar",
     "libdb5.3-dev",
     "liblmdb-dev",
+    # xaclab_libxac's git clone (lab hosts and the server host)
+    "git",
     # xaclab_agent and xaclab_server
     "python3-venv",
     # node_exporter
