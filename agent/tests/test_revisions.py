@@ -6,42 +6,18 @@ real make, the revision's own smoke tests, and the real page-touch suite.
 
 from __future__ import annotations
 
-import io
-import os
-import subprocess
-import tarfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from xaclab_testsupport.git import commit, start_libxac_repository
 
 from xaclab_agent.config import Config
 from xaclab_agent.errors import BuildError, ParamError
 from xaclab_agent.jobrun import JobHooks, execute_job
 
 TOP = Path(__file__).resolve().parents[2]
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@xaclab.invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@xaclab.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=GIT_ENV, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def _commit(repo: Path, message: str) -> str:
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture(scope="module")
@@ -49,24 +25,16 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     """A repository with libxac/ and four commits: good, good again, smoke tests failing,
     not compiling."""
     repo = tmp_path_factory.mktemp("libxac-clone")
-    _git(repo, "init", "-q", "-b", "main")
-    archive = subprocess.run(
-        ["git", "-C", str(TOP), "archive", "--format=tar", "HEAD", "libxac"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(repo)  # our own repository's archive
-    commits = {"good": _commit(repo, "libxac as committed")}
+    commits = {"good": start_libxac_repository(repo)}
     (repo / "libxac" / "NOTES").write_text("a second good revision\n")
-    commits["good2"] = _commit(repo, "libxac: a note")
+    commits["good2"] = commit(repo, "libxac: a note")
     smoke = repo / "libxac" / "tests" / "test_00_strerror.c"
     saved = smoke.read_text()
     smoke.write_text('#include <stdio.h>\nint main(void){puts("0 passed, 1 failed");return 1;}\n')
-    commits["smoke"] = _commit(repo, "libxac: a smoke test fails")
+    commits["smoke"] = commit(repo, "libxac: a smoke test fails")
     smoke.write_text(saved)
     (repo / "libxac" / "src" / "zz_broken.c").write_text("#error this revision does not build\n")
-    commits["broken"] = _commit(repo, "libxac: does not compile")
+    commits["broken"] = commit(repo, "libxac: does not compile")
     return repo, commits
 
 

@@ -129,7 +129,8 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _clean_env() -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/nonexistent"),
+        # No configuration of the user running the agent: the build is the same anywhere.
+        "HOME": "/nonexistent",
         "LC_ALL": "C",
         "GIT_CONFIG_NOSYSTEM": "1",
     }

@@ -1,17 +1,15 @@
 """Series for the change-point tests, uploaded run by run as an agent uploads them."""
 
-import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fastapi import FastAPI
+from xaclab_testsupport.receiver import Receiver
 
 from tests.helpers import HttpClient, result_record
 from tests.reproduction_helpers import store_results
+
+__all__ = ["Receiver", "alerts_of", "probe_values", "run_of", "seed_alert", "upload_runs"]
 
 PARAMS = {"n": 64, "access": "write", "advisory": False, "durability": "nondurable"}
 
@@ -63,41 +61,6 @@ def alerts_of(client: HttpClient, machine_id: int, **query: Any) -> list[dict[st
     assert reply.status_code == 200, reply.text
     found: list[dict[str, Any]] = reply.json()["alerts"]
     return found
-
-
-class Receiver:
-    """A local HTTP server that records every POST's JSON body (the webhook's other end)."""
-
-    def __init__(self, status: int = 204) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.status = status
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                length = int(self.headers.get("Content-Length", "0"))
-                receiver.bodies.append(json.loads(self.rfile.read(length)))
-                receiver.headers.append(dict(self.headers))
-                self.send_response(receiver.status)
-                self.end_headers()
-
-            def log_message(self, *_args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/xaclab"
-
-    @contextmanager
-    def running(self) -> Iterator["Receiver"]:
-        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.server.shutdown()
-            self.server.server_close()
-            thread.join()
 
 
 def seed_alert(

@@ -13,16 +13,8 @@ until it names the culprit.
 
 from __future__ import annotations
 
-import io
-import json
-import os
-import subprocess
-import tarfile
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +22,13 @@ import httpx
 import psycopg
 import pytest
 from xaclab_testsupport import AgentProcess, ServerProcess
+from xaclab_testsupport.git import commit, start_libxac_repository
+from xaclab_testsupport.receiver import Receiver
 
-from tests.conftest import TOP, Server, libpq
+from tests.conftest import Server, libpq
 
 BEFORE_RUNS = 8
 MAX_AFTER_RUNS = 10
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "e2e",
-    "GIT_AUTHOR_EMAIL": "e2e@xaclab.invalid",
-    "GIT_COMMITTER_NAME": "e2e",
-    "GIT_COMMITTER_EMAIL": "e2e@xaclab.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 XEND = "int xend(void)\n{\n    return txn_stop(0);\n}\n"
 SLOW_XEND = """int xend(void)
 {
@@ -57,78 +43,22 @@ SLOW_XEND = """int xend(void)
 """
 
 
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=GIT_ENV, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def _commit(repo: Path, message: str) -> str:
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
-
-
 def make_history(repo: Path) -> list[str]:
     """libxac as committed, then four commits; the third (index 3) is the slow one."""
-    _git(repo, "init", "-q", "-b", "main")
-    archive = subprocess.run(
-        ["git", "-C", str(TOP), "archive", "--format=tar", "HEAD", "libxac"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(repo)  # our own repository's archive
-    commits = [_commit(repo, "libxac as committed")]
+    commits = [start_libxac_repository(repo)]
     notes = repo / "libxac" / "NOTES"
     notes.write_text("one\n")
-    commits.append(_commit(repo, "libxac: a note"))
+    commits.append(commit(repo, "libxac: a note"))
     notes.write_text("two\n")
-    commits.append(_commit(repo, "libxac: another note"))
+    commits.append(commit(repo, "libxac: another note"))
     source = repo / "libxac" / "src" / "xac_txn.c"
     text = source.read_text()
     assert XEND in text, "xac_txn.c no longer has the xend this test slows down"
     source.write_text(text.replace(XEND, SLOW_XEND))
-    commits.append(_commit(repo, "libxac: xend spins 300 us"))
+    commits.append(commit(repo, "libxac: xend spins 300 us"))
     notes.write_text("three\n")
-    commits.append(_commit(repo, "libxac: a third note"))
+    commits.append(commit(repo, "libxac: a third note"))
     return commits
-
-
-class Receiver:
-    """The webhook's other end: a local HTTP server that keeps every JSON body posted."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        bodies = self.bodies
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                length = int(self.headers.get("Content-Length", "0"))
-                bodies.append(json.loads(self.rfile.read(length)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *_args: Any) -> None:
-                return None
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/xaclab"
-
-    @contextmanager
-    def running(self) -> Iterator[Receiver]:
-        thread = threading.Thread(target=self.http.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.http.shutdown()
-            self.http.server_close()
-            thread.join()
-
-    def events(self) -> list[str]:
-        return [b["event"] for b in self.bodies]
 
 
 def _wait(what: str, check: Any, timeout: float, every: float = 0.5) -> Any:

@@ -21,9 +21,11 @@ from sqlalchemy.orm import Session
 
 from xaclab_server.models import Bisection, ChangePoint, Machine, Series
 from xaclab_server.models.change_point import ALERT_STATES
-from xaclab_server.services.series_views import series_out
+from xaclab_server.services.series_views import change_numbers, series_out
 
 MAX_NOTE = 500
+# What the people's actions on an alert make its state.
+ACTIONS = {"acknowledge": "acknowledged", "dismiss": "dismissed", "reopen": "open"}
 
 
 class AlertRefused(ValueError):
@@ -118,17 +120,7 @@ def alert_view(
         "direction": change.direction,
         "detected_at": _time(change.detected_at),
         "series": series_out(series, machine_name),
-        "change": {
-            "percent": change.change * 100,
-            "low_percent": None if change.change_low is None else change.change_low * 100,
-            "high_percent": None if change.change_high is None else change.change_high * 100,
-            "p_value": change.p_value,
-            "noise_percent": change.noise * 100,
-            "mean_before": change.mean_before,
-            "mean_after": change.mean_after,
-            "points_before": change.points_before,
-            "points_after": change.points_after,
-        },
+        "change": change_numbers(change),
         "before": {
             "run_id": change.before_run_id,
             "revision": change.before_revision,

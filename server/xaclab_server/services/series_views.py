@@ -38,6 +38,21 @@ def point_out(point: Point) -> dict[str, Any]:
     }
 
 
+def change_numbers(change: ChangePoint) -> dict[str, Any]:
+    """A change point's size with what makes it doubtful, in percent."""
+    return {
+        "percent": change.change * 100,
+        "low_percent": None if change.change_low is None else change.change_low * 100,
+        "high_percent": None if change.change_high is None else change.change_high * 100,
+        "p_value": change.p_value,
+        "noise_percent": change.noise * 100,
+        "mean_before": change.mean_before,
+        "mean_after": change.mean_after,
+        "points_before": change.points_before,
+        "points_after": change.points_after,
+    }
+
+
 def change_point_out(change: ChangePoint) -> dict[str, Any]:
     return {
         "id": change.id,
@@ -47,11 +62,7 @@ def change_point_out(change: ChangePoint) -> dict[str, Any]:
         "after_at": change.after_at.isoformat(),
         "before_revision": change.before_revision,
         "after_revision": change.after_revision,
-        "change_percent": change.change * 100,
-        "low_percent": None if change.change_low is None else change.change_low * 100,
-        "high_percent": None if change.change_high is None else change.change_high * 100,
-        "p_value": change.p_value,
-        "noise_percent": change.noise * 100,
+        "change": change_numbers(change),
         "direction": change.direction,
         "state": change.state,
         "withdrawn": change.withdrawn_at is not None,

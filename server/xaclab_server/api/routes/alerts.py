@@ -81,68 +81,6 @@ def read_alert(session: SessionDep, settings: SettingsDep, alert_id: int) -> dic
     return _view(session, settings, alert_id)
 
 
-def _set_state(
-    session: SessionDep,
-    settings: SettingsDep,
-    clock: ClockDep,
-    user_id: int,
-    alert_id: int,
-    state: str,
-    body: AlertNote | None,
-) -> dict[str, Any]:
-    change, _series, _machine = _alert(session, alert_id)
-    try:
-        alerts.set_state(
-            session=session,
-            change=change,
-            state=state,
-            note=body.note if body else "",
-            user_id=user_id,
-            now=clock(),
-        )
-    except AlertRefused as exc:
-        raise HTTPException(422, str(exc)) from exc
-    return _view(session, settings, alert_id)
-
-
-@router.post("/alerts/{alert_id}/acknowledge")
-def acknowledge_alert(
-    session: SessionDep,
-    settings: SettingsDep,
-    clock: ClockDep,
-    user: OperatorUser,
-    alert_id: int,
-    body: AlertNote | None = None,
-) -> dict[str, Any]:
-    """Someone looks into it (an optional note says who or what)."""
-    return _set_state(session, settings, clock, user.id, alert_id, "acknowledged", body)
-
-
-@router.post("/alerts/{alert_id}/dismiss")
-def dismiss_alert(
-    session: SessionDep,
-    settings: SettingsDep,
-    clock: ClockDep,
-    user: OperatorUser,
-    alert_id: int,
-    body: AlertNote | None = None,
-) -> dict[str, Any]:
-    """The change is expected; the note (required) says why."""
-    return _set_state(session, settings, clock, user.id, alert_id, "dismissed", body)
-
-
-@router.post("/alerts/{alert_id}/reopen")
-def reopen_alert(
-    session: SessionDep,
-    settings: SettingsDep,
-    clock: ClockDep,
-    user: OperatorUser,
-    alert_id: int,
-    body: AlertNote | None = None,
-) -> dict[str, Any]:
-    return _set_state(session, settings, clock, user.id, alert_id, "open", body)
-
-
 @router.post("/alerts/{alert_id}/bisections", status_code=status.HTTP_201_CREATED)
 def bisect_alert(
     session: SessionDep,
@@ -164,6 +102,33 @@ def bisect_alert(
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
     notifier.notify()
     return alerts.bisection_view(started)
+
+
+@router.post("/alerts/{alert_id}/{action}")
+def change_alert_state(
+    session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+    user: OperatorUser,
+    alert_id: int,
+    action: Literal["acknowledge", "dismiss", "reopen"],
+    body: AlertNote | None = None,
+) -> dict[str, Any]:
+    """``acknowledge``: someone looks into it (an optional note says who or what);
+    ``dismiss``: the change is expected, the note (required) says why; ``reopen``."""
+    change, _series, _machine = _alert(session, alert_id)
+    try:
+        alerts.set_state(
+            session=session,
+            change=change,
+            state=alerts.ACTIONS[action],
+            note=body.note if body else "",
+            user_id=user.id,
+            now=clock(),
+        )
+    except AlertRefused as exc:
+        raise HTTPException(422, str(exc)) from exc
+    return _view(session, settings, alert_id)
 
 
 @router.get("/bisections/{bisection_id}")

@@ -111,15 +111,14 @@ def alert_state(
 ) -> Response:
     found = alerts.get_alert(session=session, alert_id=alert_id)
     action = form.get("action")
-    states = {"acknowledge": "acknowledged", "dismiss": "dismissed", "reopen": "open"}
-    if found is None or action not in states:
+    if found is None or action not in alerts.ACTIONS:
         return not_found(request, f"Alert {alert_id}")
 
     def change_state() -> Response:
         alerts.set_state(
             session=session,
             change=found[0],
-            state=states[action],
+            state=alerts.ACTIONS[action],
             note=form.get("note"),
             user_id=form.user.id,
             now=clock(),
