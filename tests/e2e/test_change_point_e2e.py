@@ -222,4 +222,15 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
     assert recorded == [(commits[-1][:12], commits[-1])]  # the agent recorded what it built
     page = http.get(f"/alerts/{done['id']}")
     assert page.status_code == 200 and commits[3] in page.text
+    # The other alerts of the same revisions point at the one bisection on the alerts page.
+    sides = (commits[0][:12], commits[-1][:12])
+    others = [
+        a
+        for a in alerts_now()
+        if not a["bisection"] and (a["before"]["revision"], a["after"]["revision"]) == sides
+    ]
+    listing = http.get("/alerts", params={"machine_id": machine_id}).text
+    pointer = f'the same revisions: <a href="/alerts/{done["id"]}">alert #{done["id"]}</a>'
+    assert others, "300 us more per commit shows in more than one series"
+    assert listing.count(pointer) == len(others)
     http.close()

@@ -56,6 +56,32 @@ def test_the_probe_one_alert_for_machine_a_at_run_13_none_for_b(
     assert [p["run_id"] for p in flat["points"]] == runs_b and flat["change_points"] == []
 
 
+def test_a_mean_below_zero_keeps_the_direction_of_the_shift(
+    client: TestClient, app: FastAPI
+) -> None:
+    """A fit's intercept may be negative: a rise of a lower-is-better value is a regression,
+    and its size is relative to the mean's magnitude; a mean before that may be zero has no
+    interval."""
+    tight, agent_t = register_machine(client, "intercept-tight")
+    wobble = [0.0, 0.01, -0.01, 0.02, -0.02, 0.005, -0.005, 0.0] * 2  # sums to 0
+    upload_runs(
+        client, tight, agent_t, [-1.0 + w for w in wobble] + [2.0 + w for w in wobble], app=app
+    )
+    (alert,) = alerts_of(client, tight)
+    assert alert["direction"] == "regression"
+    change = alert["change"]
+    assert abs(change["percent"] - 300.0) < 1e-6  # from -1 to 2: three times |mean before|
+    assert change["low_percent"] - 1e-9 <= 300.0 <= change["high_percent"] + 1e-9
+    around_zero, agent_z = register_machine(client, "intercept-zero")
+    scatter = [0.3, -0.2, 0.1, -0.35, 0.25, -0.1, 0.05, -0.15] * 2
+    upload_runs(client, around_zero, agent_z, scatter + [-5.0 + w for w in wobble], app=app)
+    (alert,) = alerts_of(client, around_zero)
+    assert alert["direction"] == "improvement"
+    assert alert["change"]["low_percent"] is None and alert["change"]["high_percent"] is None
+    page = client.get(alert["links"]["alert"])
+    assert "no interval" in page.text
+
+
 def test_a_series_is_one_machine_epoch_and_workload(client: TestClient, app: FastAPI) -> None:
     machine, agent = register_machine(client, "lab-series")
     upload_runs(client, machine, agent, [10.0, 10.0])

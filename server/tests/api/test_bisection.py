@@ -126,6 +126,17 @@ def test_a_click_bisects_down_to_the_first_revision_on_the_far_side(
     everything = client.get(f"/api/v1/series/{key}").json()["points"]
     assert len(everything) == 16 + len(ran)
     assert {p["bisection_id"] for p in everything[16:]} == {shown["id"]}
+
+    # In time order the bisection's revisions come last; by revision they sit between
+    # the two sides, in the order of the git history.
+    def places(points: list[dict[str, str]]) -> list[int]:
+        return [
+            next(i for i, h in enumerate(hashes) if h.startswith(p["revision"])) for p in points
+        ]
+
+    by_revision = client.get(f"/api/v1/series/{key}", params={"order": "revision"}).json()
+    assert places(everything) != sorted(places(everything))
+    assert places(by_revision["points"]) == sorted(places(everything))
     again = client.post(f"/api/v1/alerts/{alert['id']}/bisections")
     assert again.status_code == 201  # a finished bisection may be repeated
 

@@ -13,9 +13,10 @@ out), then the stored change points are brought in line with what it found:
 - a stored one that was not found again is withdrawn (``withdrawn_at``), and
   comes back if a later pass finds it at the same run again.
 
-Each change point's size is mean after / mean before - 1 over the points
-between its neighbouring change points, with a 95 % percentile bootstrap
-interval (:func:`.significance.bootstrap_ratio`, fixed seed).
+Each change point's size is (mean after - mean before) / |mean before| over
+the points between its neighbouring change points, with a 95 % percentile
+bootstrap interval (:func:`.significance.bootstrap_ratio`, fixed seed; none
+where the mean before may be zero); its direction is the shift's.
 """
 
 import math
@@ -123,10 +124,12 @@ def _match(
 def _values(split: Split, points: list[Point], better: str) -> dict[str, object]:
     before = [p.value for p in points[split.start : split.index]]
     after = [p.value for p in points[split.index : split.end]]
-    interval = bootstrap_ratio(before, after, statistic="mean", resamples=BOOTSTRAP_RESAMPLES)
     change = split.change
-    worse = change > 0 if better == "lower" else change < 0
+    # The direction is the shift's, not the ratio's: a negative mean before flips the ratio.
+    shift = split.test.mean_after - split.test.mean_before
+    worse = shift > 0 if better == "lower" else shift < 0
     mean_before = split.test.mean_before
+    low, high = _interval(split, before, after)
     last, first = points[split.index - 1], points[split.index]
     return {
         "before_run_id": last.run_id,
@@ -140,9 +143,24 @@ def _values(split: Split, points: list[Point], better: str) -> dict[str, object]
         "mean_before": mean_before,
         "mean_after": split.test.mean_after,
         "change": change if math.isfinite(change) else 0.0,
-        "change_low": interval.low - 1 if math.isfinite(interval.low) else None,
-        "change_high": interval.high - 1 if math.isfinite(interval.high) else None,
+        "change_low": low,
+        "change_high": high,
         "p_value": split.p,
         "noise": split.noise / abs(mean_before) if mean_before else 0.0,
         "direction": "regression" if worse else "improvement",
     }
+
+
+def _interval(split: Split, before: list[float], after: list[float]) -> tuple[float | None, ...]:
+    """The 95 % bootstrap interval of ``split.change``; none where the mean before is
+    within two standard errors of zero (its resamples would change sign, and a change
+    relative to a mean that may be zero has no size to speak of)."""
+    test = split.test
+    if abs(test.mean_before) <= 2 * test.sd_before / math.sqrt(test.n_before):
+        return None, None
+    interval = bootstrap_ratio(before, after, statistic="mean", resamples=BOOTSTRAP_RESAMPLES)
+    if not (math.isfinite(interval.low) and math.isfinite(interval.high)):
+        return None, None
+    if test.mean_before > 0:
+        return interval.low - 1, interval.high - 1
+    return 1 - interval.high, 1 - interval.low  # (a - b) / |b| = 1 - a / b for b < 0

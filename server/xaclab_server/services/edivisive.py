@@ -110,9 +110,11 @@ class Split:
 
     @property
     def change(self) -> float:
-        """mean after / mean before - 1 (NaN when the mean before is 0)."""
+        """(mean after - mean before) / |mean before|: mean after / mean before - 1 for a
+        positive mean, and of the shift's sign for a negative one (a fit's intercept may
+        be); NaN when the mean before is 0."""
         before = self.test.mean_before
-        return self.test.mean_after / before - 1.0 if before != 0 else math.nan
+        return (self.test.mean_after - before) / abs(before) if before != 0 else math.nan
 
     @property
     def magnitude(self) -> float:

@@ -1,6 +1,8 @@
 """The alerts pages: every change point the detector found, one alert's facts and
 bisection, and (for admins) the webhook and automatic bisection (docs/change-points.md)."""
 
+from typing import Any
+
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
@@ -39,6 +41,7 @@ def alerts_page(
     rows = alerts.list_alerts(session=session, where=where, limit=PAGE)
     latest = alerts.latest_bisections(session=session, change_ids=[c.id for c, _s, _m in rows])
     views = [alerts.alert_view(c, s, m, latest.get(c.id)) for c, s, m in rows]
+    _point_to_shared_bisections(views)
     admin = _admin_context(session, request)
     return render(
         request,
@@ -57,6 +60,29 @@ def alerts_page(
             "limit": PAGE,
             **admin,
         },
+    )
+
+
+def _point_to_shared_bisections(views: list[dict[str, Any]]) -> None:
+    """One commit's slowdown raises an alert per series but gets one bisection (per
+    machine and revision range): the other alerts of that range point at it."""
+    bisected = [v for v in views if v["bisection"]]
+    for view in views:
+        if view["bisection"]:
+            continue
+        view["bisected_with"] = next((o for o in bisected if _same_range(o, view)), None)
+
+
+def _same_range(bisected: dict[str, Any], view: dict[str, Any]) -> bool:
+    """Same machine, and the bisection's sides (full hashes) are the alert's (12 digits)."""
+    good, bad = bisected["bisection"]["good_revision"], bisected["bisection"]["bad_revision"]
+    before, after = view["before"]["revision"], view["after"]["revision"]
+    return bool(
+        bisected["series"]["machine_id"] == view["series"]["machine_id"]
+        and before
+        and after
+        and good.startswith(before)
+        and bad.startswith(after)
     )
 
 
