@@ -12,6 +12,11 @@ from tests.watch_helpers import alerts_of, probe_values, upload_runs
 from xaclab_server.models import ChangePoint, WatchSettings
 
 
+def alerts_of_key(client: TestClient, alert_id: int) -> str:
+    key: str = client.get(f"/api/v1/alerts/{alert_id}").json()["series"]["key"]
+    return key
+
+
 def _alert(client: TestClient, app: FastAPI) -> int:
     machine, agent = register_machine(client, "lab-page")
     upload_runs(client, machine, agent, probe_values(), app=app)
@@ -36,6 +41,12 @@ def test_the_list_and_the_alert_say_what_changed_where_and_how_sure(
     assert "95 % bootstrap interval" in page.text and "p = " in page.text
     assert "nothing to bisect" in page.text  # both sides ran one revision
     assert client.get("/alerts/999999").status_code == 404
+    history = client.get(listing_link := f"/series/{alerts_of_key(client, alert_id)}")
+    assert history.status_code == 200 and 'data-testid="series-chart"' in history.text
+    assert f'href="/alerts/{alert_id}"' in history.text and "+15.0 %" in history.text
+    assert history.text.count('<tr><td><a href="/runs/') == 24  # one row a run
+    assert listing_link in listing.text
+    assert client.get("/series/0123456789abcdef0123").status_code == 404
 
 
 def test_an_operator_acknowledges_dismisses_and_reopens(client: TestClient, app: FastAPI) -> None:

@@ -91,6 +91,7 @@ def seeded(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
             )
             assert done.status_code == 200, done.text
         alert_id = seed_alert(client, machine_id, agent, text=XSS, revision=XSS)
+        series_key = client.get(f"/api/v1/alerts/{alert_id}").json()["series"]["key"]
         queued = client.post(  # stays queued: the queue page lists it
             "/api/v1/runs",
             json={"machine_id": machine_id, "suite": "page-touch", "profile": "quick"},
@@ -115,6 +116,7 @@ def seeded(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                 "b": str(run_ids[1]),
                 "machine_id": str(machine_id),
                 "alert_id": str(alert_id),
+                "key": series_key,
             },
         )
 

@@ -1,8 +1,8 @@
 """The web pages, one module per page group (``ui/routes/``); every asset comes from /static.
 
 Machines (the home page), the queue, the run form and run pages, run
-matrices, comparisons, alerts, schedules, API tokens, users, the audit log and the
-login; the
+matrices, comparisons, alerts, series' histories, schedules, API tokens, users,
+the audit log and the login; the
 thesis-reproduction page is :mod:`xaclab_server.ui.reproduction`.  Pages are
 readable without a login only while ``XACLAB_ANONYMOUS_READ`` is true; who
 may do what is :mod:`xaclab_server.core.access`, shared with the API
@@ -21,6 +21,7 @@ from xaclab_server.ui.routes import (
     queue,
     runs,
     schedules,
+    series,
     tokens,
     users,
 )
@@ -34,6 +35,7 @@ for group in (
     queue,
     compare,
     alerts,
+    series,
     schedules,
     tokens,
     users,
