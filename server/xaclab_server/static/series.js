@@ -20,6 +20,8 @@
   new uPlot({
     width: Math.max(320, holder.clientWidth - 16),
     height: 360,
+    // The axis says UTC, as the table does, whatever the browser's own time zone.
+    tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); },
     axes: [
       { label: "time the run's result was stored (UTC)" },
       { label: s.metric + " (" + s.unit + "), " + s.better + " is better", size: 80 }
