@@ -35,6 +35,8 @@ PACKAGES = (
     "build-essential",
     "make",
     "tar",
+    # xaclab_libxac's git clone (lab hosts and the server host)
+    "git",
     # xaclab_agent and xaclab_server
     "python3-venv",
     # node_exporter

@@ -13,6 +13,7 @@ Exception hierarchy::
 
     AgentError
      ├── ConfigError            unusable config file, env variable or state dir
+     ├── BuildError             a job's libxac revision did not build or pass its smoke tests
      ├── ResultError            a stdout line is not a valid result
      └── ProtocolError          talking to the server failed
           ├── UnavailableError  transport error / 5xx / 429 after every retry

@@ -29,6 +29,7 @@ from xaclab_agent.doctor import doctor_exit_status, run_doctor
 from xaclab_agent.errors import (
     AgentError,
     AuthenticationError,
+    BuildError,
     ConfigError,
     ResultError,
     SuiteError,
@@ -113,7 +114,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuthenticationError as exc:
         log.error("%s", exc)
         return 3
-    except (ConfigError, SuiteError, WriteCacheError, HygieneError, UntrustedServerError) as exc:
+    except (
+        ConfigError,
+        SuiteError,
+        BuildError,
+        WriteCacheError,
+        HygieneError,
+        UntrustedServerError,
+    ) as exc:
         log.error("%s", exc)
         return 2
     except (UnavailableError, AgentError) as exc:

@@ -24,6 +24,15 @@ write_cache_backend ``auto`` (per disk: ata/scsi/nvme tool, else the kernel view
 heartbeat_interval  seconds between heartbeats while a job runs
 log_cap_bytes       most bytes of program output sent to the server per job
 noisy_load          a run is flagged noisy above this load / runnable-task count
+libxac_repo         the git clone a job's ``libxac_revision`` is built from
+                    (the playbook's, roles/xaclab_libxac); unset: such jobs are refused
+libxac_subdir       where libxac lives in that repository (``libxac``)
+build_cache         where revisions are built (default: state_dir/builds)
+build_keep          how many good builds the cache keeps (the newest used)
+build_jobs          parallel make jobs for a build, 0 = one per CPU
+build_timeout       seconds one build step may take, 0 = no limit
+smoke_tests         the ``make check`` unit tests a build must pass before it runs
+                    (a glob of tests/*.c names; default ``test_0[0-3]*``)
 ==================  =====================================================
 
 Secrets are not configuration keys: the registration token comes from
@@ -35,6 +44,7 @@ agent token lives in the state dir.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import tomllib
 from collections.abc import Mapping
@@ -49,6 +59,8 @@ from xaclab_agent.errors import ConfigError
 DEFAULT_CONFIG = Path("/etc/xaclab/agent.toml")
 INSTALLED_BIN_DIR = Path("/usr/local/lib/xaclab/bin")
 ENV_PREFIX = "XACLAB_AGENT_"
+SMOKE_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]-]{1,100}")
+SUBDIR = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}(/[A-Za-z0-9_][A-Za-z0-9_.-]{0,99})*")
 
 
 def _checkout_bin_dir() -> Path | None:
@@ -81,6 +93,13 @@ class Config:
     heartbeat_interval: float = 5.0
     log_cap_bytes: int = 1024 * 1024
     noisy_load: float = 1.0
+    libxac_repo: Path | None = None
+    libxac_subdir: str = "libxac"
+    build_cache: Path | None = None
+    build_keep: int = 10
+    build_jobs: int = 0
+    build_timeout: float = 1800.0
+    smoke_tests: str = "test_0[0-3]*"
 
     @property
     def spool_dir(self) -> Path:
@@ -134,14 +153,28 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
         try:
-            if key in ("state_dir", "bin_dir", "work_dir", "suites_dir", "ca_file"):
+            if key in (
+                "state_dir",
+                "bin_dir",
+                "work_dir",
+                "suites_dir",
+                "ca_file",
+                "libxac_repo",
+                "build_cache",
+            ):
                 out[key] = Path(value).expanduser()
             elif key == "allowed_dirs":
                 items = value.split(":") if isinstance(value, str) else list(value)
                 out[key] = tuple(Path(str(v)).expanduser() for v in items if str(v))
-            elif key in ("claim_wait", "log_cap_bytes"):
+            elif key in ("claim_wait", "log_cap_bytes", "build_keep", "build_jobs"):
                 out[key] = int(value)
-            elif key in ("progress_interval", "job_timeout", "heartbeat_interval", "noisy_load"):
+            elif key in (
+                "progress_interval",
+                "job_timeout",
+                "heartbeat_interval",
+                "noisy_load",
+                "build_timeout",
+            ):
                 out[key] = float(value)
             else:
                 out[key] = str(value)
@@ -167,6 +200,15 @@ def _checked(config: Config) -> Config:
         raise ConfigError("every entry of allowed_dirs must be an absolute path")
     if config.server is not None and not config.server.startswith(("http://", "https://")):
         raise ConfigError(f"server must be an http:// or https:// URL, not {config.server!r}")
+    if config.build_keep < 1 or config.build_jobs < 0 or config.build_timeout < 0:
+        raise ConfigError(
+            "build_keep must be at least 1, build_jobs and build_timeout not negative"
+        )
+    if not SMOKE_GLOB.fullmatch(config.smoke_tests) or not SUBDIR.fullmatch(config.libxac_subdir):
+        raise ConfigError(
+            "smoke_tests must be a glob of test names (letters, digits, _ - * ? [ ]) and "
+            "libxac_subdir a relative path of plain names"
+        )
     if config.ca_file is not None and not config.ca_file.is_absolute():
         raise ConfigError(f"ca_file must be an absolute path, not {str(config.ca_file)!r}")
     return config

@@ -20,7 +20,7 @@ from typing import Any
 
 from xaclab_agent.client import NO_RETRY, AgentClient, Job, RetryPolicy
 from xaclab_agent.config import Config
-from xaclab_agent.errors import SuiteError, UnavailableError
+from xaclab_agent.errors import BuildError, SuiteError, UnavailableError
 from xaclab_agent.heartbeat import Heartbeat
 from xaclab_agent.hygiene import HygieneError
 from xaclab_agent.joblog import LogStreamer
@@ -110,7 +110,7 @@ class Daemon:
         )
         try:
             outcome = self._execute(job)
-        except (SuiteError, WriteCacheError, HygieneError) as exc:
+        except (SuiteError, BuildError, WriteCacheError, HygieneError) as exc:
             outcome = RunOutcome(False, f"refused before running: {exc}")
         except OSError as exc:
             outcome = RunOutcome(False, f"could not start the program: {exc}")

@@ -11,6 +11,7 @@ from xaclab_contracts.suites import ParamError, SuiteError
 __all__ = [
     "AgentError",
     "AuthenticationError",
+    "BuildError",
     "ConfigError",
     "ConflictError",
     "ParamError",
@@ -29,6 +30,10 @@ class AgentError(Exception):
 
 class ConfigError(AgentError):
     """The configuration file, an environment variable or the state dir is unusable."""
+
+
+class BuildError(AgentError):
+    """A job's libxac revision cannot be built, or failed its smoke tests (nothing runs)."""
 
 
 class ResultError(AgentError):

@@ -1,8 +1,9 @@
 """Agent-level factors: job parameters the agent applies itself, not the program.
 
-``write_cache``, ``pin_cpu``, ``drop_caches``, ``target_dir`` and ``timeout``
-are taken out of a job's params before the suite declaration checks the rest
-and builds the argument vector (docs/suites.md).  Each is checked for its form
+``write_cache``, ``pin_cpu``, ``drop_caches``, ``target_dir``, ``timeout`` and
+``libxac_revision`` (built by :mod:`.revisions`) are taken out of a job's params
+before the suite declaration checks the rest and builds the argument vector
+(docs/suites.md).  Each is checked for its form
 by :func:`xaclab_contracts.factors.check_agent_factor` (as the server checked
 it at queue time), then here for what only this machine knows: the CPUs the
 agent may use and its allowed directories.  A bad one refuses the job before
@@ -31,6 +32,7 @@ class Factors:
     drop_caches: bool = False
     target_dir: Path | None = None
     timeout: float | None = None
+    libxac_revision: str | None = None
 
 
 def split_factors(
@@ -58,6 +60,7 @@ def split_factors(
         drop_caches=params.get("drop_caches", False),
         target_dir=_target_dir(params.get("target_dir"), allowed_dirs, default_dir),
         timeout=None if timeout is None else float(timeout),
+        libxac_revision=params.get("libxac_revision"),
     )
     return factors, rest
 

@@ -4,10 +4,11 @@ A profile with ``repeat_until`` runs the programs several times and pools
 their results (:mod:`.repetition`).
 
 Order matters: every check (suite, profile, params, agent-level factors,
-programs present) happens before anything changes; then the page cache is
-dropped and the write cache set if asked; the programs run; and the write
-cache is restored whatever happened.  A refusal raises before anything ran:
-SuiteError / ParamError, WriteCacheError or HygieneError.
+the libxac revision built and its smoke tests passed, programs present)
+happens before anything changes; then the page cache is dropped and the
+write cache set if asked; the programs run; and the write cache is restored
+whatever happened.  A refusal raises before anything ran: SuiteError /
+ParamError, BuildError, WriteCacheError or HygieneError.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from xaclab_agent.fingerprint import with_storage
 from xaclab_agent.hygiene import drop_caches
 from xaclab_agent.progress import Progress
 from xaclab_agent.repetition import run_repeated
+from xaclab_agent.revisions import prepare
 from xaclab_agent.runner import RunOutcome, plan_job, run_job
 from xaclab_agent.writecache import WriteCacheControl
 
@@ -67,9 +69,14 @@ def execute_job(
     factors, rest = split_factors(
         params, allowed_dirs=config.allowed_dirs, default_dir=config.work_dir
     )
-    plan_job(suite, profile, rest, config.bin_dir)
+    bin_dir = config.bin_dir
+    libxac_env: dict[str, Any] = {}
+    if factors.libxac_revision is not None:
+        build = prepare(config, factors.libxac_revision, hooks.on_diagnostic)
+        bin_dir, libxac_env = build.bin_dir, {"libxac": build.env()}
+    plan_job(suite, profile, rest, bin_dir)
     target = factors.target_dir or config.work_dir
-    env = with_storage(fingerprint, target)
+    env = {**with_storage(fingerprint, target), **libxac_env}
     if factors.drop_caches:
         drop_caches()
     control = write_cache_control(config)
@@ -86,7 +93,7 @@ def execute_job(
                 suite,
                 profile,
                 rest,
-                bin_dir=config.bin_dir,
+                bin_dir=bin_dir,
                 work_root=target,
                 env=env,
                 on_progress=on_progress,

@@ -11,7 +11,7 @@ from xaclab_contracts.suites import AGENT_FACTOR_NAMES, ParamError, load_suite
 
 
 def test_the_factor_names_are_the_declared_factors() -> None:
-    assert set(AGENT_FACTOR_NAMES) == {*AGENT_FACTORS, "target_dir"}
+    assert set(AGENT_FACTOR_NAMES) == {*AGENT_FACTORS, "target_dir", "libxac_revision"}
 
 
 @pytest.mark.parametrize(
@@ -28,12 +28,22 @@ def test_the_factor_names_are_the_declared_factors() -> None:
         ("target_dir", "/tmp/x; rm -rf /", "absolute path"),
         ("target_dir", "/srv/../etc", "without '..'"),
         ("target_dir", 7, "absolute path"),
+        ("libxac_revision", "--upload-pack=x", "must be a git revision"),
+        ("libxac_revision", "main..topic", "without '..'"),
+        ("libxac_revision", "HEAD@{1}", "must be a git revision"),
+        ("libxac_revision", "a b", "must be a git revision"),
+        ("libxac_revision", 1234567, "must be a git revision"),
     ],
 )
 def test_bad_factor_values_are_refused(name: str, value: Any, words: str) -> None:
     with pytest.raises(ParamError) as caught:
         check_agent_factor(name, value)
     assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ["3f2a9c1", "0" * 40, "main", "v1.2", "HEAD~3", "origin/main"])
+def test_revision_names_are_taken(value: str) -> None:
+    check_agent_factor("libxac_revision", value)
 
 
 def test_a_job_takes_the_factors_and_the_suites_params() -> None:

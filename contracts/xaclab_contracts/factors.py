@@ -1,10 +1,13 @@
 """The factors every suite takes because the agent applies them itself (docs/suites.md).
 
-``write_cache``, ``pin_cpu``, ``drop_caches``, ``target_dir`` and ``timeout``
-are checked here for their form, by the server when it queues a job and by
-the agent before it runs one; the agent then checks what only the machine
-knows (the CPUs it may use, its allowed directories).  Their role in
-comparisons is ``workload``.
+``write_cache``, ``pin_cpu``, ``drop_caches``, ``target_dir``, ``timeout`` and
+``libxac_revision`` are checked here for their form, by the server when it
+queues a job and by the agent before it runs one; the agent then checks what
+only the machine knows (the CPUs it may use, its allowed directories, the
+commits its libxac clone holds).  The server also checks that a
+``libxac_revision`` names a commit, and stores the commit's full hash.  Their
+role in comparisons is ``workload``; a series is ordered by the revision, not
+told apart by it (docs/change-points.md).
 """
 
 from __future__ import annotations
@@ -37,6 +40,18 @@ AGENT_FACTORS: dict[str, ParamDecl] = {
 }
 # A directory under test: absolute, plain characters only (no '..' segment either).
 TARGET_DIR = re.compile(r"/[A-Za-z0-9._+/-]{0,4095}")
+# A git revision: a hash, branch, tag or HEAD~3; no leading dash, whitespace or '..'.
+LIBXAC_REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/^~-]{0,199}")
+
+
+def is_revision_name(value: object) -> bool:
+    """Whether ``value`` has the form of a git revision a job may ask for."""
+    return (
+        isinstance(value, str)
+        and bool(LIBXAC_REVISION.fullmatch(value))
+        and ".." not in value
+        and "@{" not in value
+    )
 
 
 def check_agent_factor(name: str, value: Any) -> None:
@@ -50,6 +65,13 @@ def check_agent_factor(name: str, value: Any) -> None:
             raise ParamError(
                 "Parameter 'target_dir' must be an absolute path of plain characters "
                 f"without '..', not {show(value)}."
+            )
+        return
+    if name == "libxac_revision":
+        if not is_revision_name(value):
+            raise ParamError(
+                "Parameter 'libxac_revision' must be a git revision (a commit hash, branch or "
+                f"tag of letters, digits and ._/^~-, without '..'), not {show(value)}."
             )
         return
     check_param(AGENT_FACTORS[name], value)

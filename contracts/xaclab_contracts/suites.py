@@ -35,8 +35,15 @@ SAFE_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+=-]{0,199}")
 PARAM_TYPES = ("integer", "number", "boolean", "enum")
 Role = Literal["workload", "system", "observed"]
 ROLES: tuple[Role, ...] = ("workload", "system", "observed")
-# The five factors the agent applies itself (factors.py); no suite declares them.
-AGENT_FACTOR_NAMES = ("write_cache", "pin_cpu", "drop_caches", "target_dir", "timeout")
+# The factors the agent applies itself (factors.py); no suite declares them.
+AGENT_FACTOR_NAMES = (
+    "write_cache",
+    "pin_cpu",
+    "drop_caches",
+    "target_dir",
+    "timeout",
+    "libxac_revision",
+)
 
 
 class SuiteError(ValueError):

@@ -14,7 +14,10 @@ The concurrency suite runs the seeds-004 record workload
 same agent runs.  Two idle machines (one approved with a queued run that
 nobody claims, one registered without the token and pending approval) give
 the lab dashboard a queue and an approval state to show.
-No result is invented.
+No result is invented, except the change-point probe's (probe_series.py): one
+more machine's 20 runs of one page_touch result, 15 % slower from run 13 on,
+uploaded through the agent API so the server's detector has a change to find
+for the change-point dashboard.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import pytest
 from xaclab_testsupport import REPO as TOP
 from xaclab_testsupport import AgentProcess, PgDatabases, ServerProcess, libpq_url
 from xaclab_testsupport.fixtures import pg_server_url as pg_server_url
+
+from dashboards.tests.probe_series import seed_probe
 
 MACHINE = "dash-lab-01"
 IDLE_MACHINE = "dash-idle-02"
@@ -134,4 +139,5 @@ def seeded_db(
     idle = _register_idle(agent_api, IDLE_MACHINE, registration_token)
     _create_run(base, api_token, idle, "page-touch")
     _register_idle(agent_api, PENDING_MACHINE, None)
+    seed_probe(base, registration_token, api_token)
     return libpq_url(dash_pg_url)

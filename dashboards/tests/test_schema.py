@@ -32,6 +32,7 @@ FOLDERS = {
     "search trees",
     "lab",
     "machine during runs",
+    "change points",
 }
 # Grafana's own variables: built-ins and the PostgreSQL macros.
 GRAFANA_NAMES = re.compile(r"^__")

@@ -361,3 +361,40 @@ def test_page_touch_run_succeeds_on_both_lab_hosts(provision: dict[str, Any], ad
             name,
             results[:2],
         )
+
+
+def test_every_host_keeps_the_controllers_git_history_and_an_agent_builds_a_revision(
+    lab: Lab, provision: dict[str, Any], admin_token: str
+) -> None:
+    """The clone xaclab_libxac keeps (server host too) holds the controller's HEAD; the server
+    refuses a revision its clone lacks; lab-01's agent builds HEAD from its clone and runs it."""
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    for host in lab.hosts:
+        shown = lab.ssh(host, "git -c safe.directory='*' -C /var/lib/xaclab-libxac.git rev-parse HEAD")
+        assert shown.stdout.strip() == head, host.name
+    machines = {m["name"]: m["id"] for m in get_json(provision, "/api/v1/machines")}
+    body = {"machine_id": machines[LABS[0]], "suite": "page-touch", "profile": "quick"}
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        get_json(
+            provision, "/api/v1/runs", {**body, "params": {"libxac_revision": "deadbeef0123"}}, admin_token
+        )
+    assert refused.value.code == 422
+    assert "does not exist in the server's libxac repository" in refused.value.read().decode()
+    run = get_json(
+        provision,
+        "/api/v1/runs",
+        {**body, "params": {"libxac_revision": head[:12], "max_pages": 4}},
+        admin_token,
+    )["run_id"]
+    deadline = time.monotonic() + 600
+    while (status := get_json(provision, f"/api/v1/runs/{run}")["status"]) not in ("succeeded", "failed"):
+        assert time.monotonic() < deadline, status
+        time.sleep(2)
+    assert status == "succeeded", get_json(provision, f"/api/v1/runs/{run}")
+    results = get_json(provision, f"/api/v1/runs/{run}/results")
+    assert results
+    host = next(h for h in lab.hosts if h.name == LABS[0])
+    built = lab.ssh(host, f"cat /var/lib/xaclab-agent/builds/{head}/ok")
+    assert built.stdout.strip().endswith("passed, 0 failed"), built.stdout

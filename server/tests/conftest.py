@@ -36,6 +36,9 @@ from xaclab_server.models import (
     AuthThrottle,
     Base,
     Baseline,
+    Bisection,
+    BisectionRun,
+    ChangePoint,
     Job,
     JobLog,
     LoginSession,
@@ -45,8 +48,11 @@ from xaclab_server.models import (
     Result,
     Run,
     Schedule,
+    Series,
     Upload,
     User,
+    WatchSettings,
+    WebhookDelivery,
 )
 from xaclab_server.models.base import utcnow
 from xaclab_server.services import accounts
@@ -82,6 +88,8 @@ def make_settings(url: str, **overrides: object) -> Settings:
         "env": "test",
         "database_url": url,
         "claim_poll_seconds": 0.2,
+        # Tests run the change-point watcher's passes themselves (app.state.watcher).
+        "watch_seconds": 0,
     }
     values.update(overrides)
     return Settings.model_validate(values)
@@ -96,6 +104,11 @@ def clear_tables(app: FastAPI) -> None:
     with app.state.sessionmaker() as session:
         for model in (
             Baseline,
+            WebhookDelivery,
+            BisectionRun,
+            Bisection,
+            ChangePoint,
+            WatchSettings,
             Result,
             Upload,
             JobLog,
@@ -103,6 +116,7 @@ def clear_tables(app: FastAPI) -> None:
             Run,
             Matrix,
             Schedule,
+            Series,
             MachineEpoch,
             Machine,
             ApiToken,

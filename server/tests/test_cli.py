@@ -4,12 +4,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
 
 from tests.helpers import result_record
 from xaclab_server.core.db import make_engine, make_sessionmaker
-from xaclab_server.models import Job, Result, Run
+from xaclab_server.models import Job, Machine, Result, Run, Series
 from xaclab_server.services import accounts
 from xaclab_server.services.machines import register_machine
 from xaclab_server.services.results import store_upload
@@ -110,6 +112,17 @@ def test_an_unreadable_admin_password_file_is_refused(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def _store(session: Session, machine: Machine, upload_id: str, record: dict[str, Any]) -> None:
+    """One result uploaded by ``machine`` in a run and job of its own."""
+    run = Run(machine_id=machine.id, suite="page-touch", profile="quick", params={})
+    session.add(run)
+    session.flush()
+    job = Job(run_id=run.id, machine_id=machine.id, suite="page-touch", profile="quick", params={})
+    session.add(job)
+    session.flush()
+    store_upload(session=session, job=job, upload_id=upload_id, results=[record])
+
+
 def test_judge_results_judges_what_was_stored_unjudged(tmp_path: Path) -> None:
     """``judge-results`` flags results whose flags are NULL (stored before 0007) and says how
     many; a second call finds none."""
@@ -123,20 +136,7 @@ def test_judge_results_judges_what_was_stored_unjudged(tmp_path: Path) -> None:
     try:
         with make_sessionmaker(engine)() as session:
             machine, _token = register_machine(session=session, name="old", fingerprint={})
-            run = Run(machine_id=machine.id, suite="page-touch", profile="quick", params={})
-            session.add(run)
-            session.flush()
-            job = Job(
-                run_id=run.id, machine_id=machine.id, suite="page-touch", profile="quick", params={}
-            )
-            session.add(job)
-            session.flush()
-            store_upload(
-                session=session,
-                job=job,
-                upload_id="u-1",
-                results=[result_record(samples=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])],
-            )
+            _store(session, machine, "u-1", result_record(samples=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
             session.execute(update(Result).values(flags=None, median_ci_low=None))
             session.commit()
         done = run_cli(env, "judge-results")
@@ -147,5 +147,35 @@ def test_judge_results_judges_what_was_stored_unjudged(tmp_path: Path) -> None:
             assert judged.flags is not None and "high_variation" in judged.flags
             assert (judged.median_ci_low, judged.median_ci_high) == (1.0, 6.0)
         assert run_cli(env, "judge-results").stdout == "judged 0 results\n"
+    finally:
+        engine.dispose()
+
+
+def test_build_series_places_what_was_stored_before_series(tmp_path: Path) -> None:
+    """``build-series`` gives results stored before 0009 their series, marked for the
+    detector, and says how many; a second call finds none."""
+    data = tmp_path / "data"
+    env = {
+        "XACLAB_REGISTRATION_TOKEN": "a-long-random-token-for-tests",
+        "XACLAB_DATA_DIR": str(data),
+    }
+    assert run_cli(env, "--migrate-only").returncode == 0
+    engine = make_engine(f"sqlite:///{data / 'xaclab.sqlite3'}")
+    try:
+        with make_sessionmaker(engine)() as session:
+            machine, _token = register_machine(session=session, name="old", fingerprint={})
+            for upload_id in ("u-1", "u-2"):
+                _store(session, machine, upload_id, result_record())
+            session.execute(update(Result).values(series_id=None))
+            session.execute(delete(Series))
+            session.commit()
+        done = run_cli(env, "build-series")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "placed 2 results in their series\n"
+        with make_sessionmaker(engine)() as session:
+            (series,) = session.scalars(select(Series)).all()
+            assert series.pending and series.params["n"] == 1
+            assert {r.series_id for r in session.scalars(select(Result))} == {series.id}
+        assert run_cli(env, "build-series").stdout == "placed 0 results in their series\n"
     finally:
         engine.dispose()

@@ -33,6 +33,12 @@ TABLES = {
     "auth_throttles",
     "audit_events",
     "baselines",
+    "series",
+    "change_points",
+    "watch_settings",
+    "webhook_deliveries",
+    "bisections",
+    "bisection_runs",
     "alembic_version",
 }
 

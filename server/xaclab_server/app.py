@@ -19,6 +19,7 @@ from xaclab_server import __version__
 from xaclab_server.api.deps import account_api_guard, user_api_guard
 from xaclab_server.api.routes import (
     agent,
+    alerts,
     audit,
     auth,
     baselines,
@@ -29,6 +30,7 @@ from xaclab_server.api.routes import (
     matrices,
     reproduction,
     runs,
+    series,
     suites,
     users,
 )
@@ -42,11 +44,13 @@ from xaclab_server.core.limits import BodySizeLimit
 from xaclab_server.core.metrics import REGISTRY, DatabaseCollector, RequestMetrics
 from xaclab_server.core.paths import PACKAGE_DIR
 from xaclab_server.services import accounts, scheduler
+from xaclab_server.services.libxac_git import LibxacGit
 from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.reproduction import load_report_figures
 from xaclab_server.services.results import load_validator
 from xaclab_server.services.suites import Suite, load_suites
 from xaclab_server.services.throttle import Throttle
+from xaclab_server.services.watcher import Watcher
 from xaclab_server.ui import crash as crash_page
 from xaclab_server.ui import pages
 from xaclab_server.ui import reproduction as reproduction_page
@@ -61,18 +65,35 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
     factory = make_sessionmaker(engine)
     notifier = JobNotifier()
     suite_declarations = load_suites(settings.suites_dir)
+    libxac_git = (
+        LibxacGit(settings.libxac_git_dir, settings.libxac_git_path)
+        if settings.libxac_git_dir
+        else None
+    )
+    watcher = Watcher(factory=factory, settings=settings, notifier=notifier, git=libxac_git)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(_first_run_hint, factory)
-        task = None
+        tasks = []
         if settings.scheduler_seconds > 0:
-            task = asyncio.create_task(
-                _scheduler_loop(factory, suite_declarations, notifier, settings.scheduler_seconds)
+            tasks.append(
+                asyncio.create_task(
+                    _scheduler_loop(
+                        factory,
+                        suite_declarations,
+                        notifier,
+                        settings.scheduler_seconds,
+                        libxac_git,
+                    )
+                )
             )
+        if settings.watch_seconds > 0:
+            tasks.append(asyncio.create_task(watcher.run()))
+            tasks.append(asyncio.create_task(watcher.run_deliveries()))
         yield
         await notifier.stop()
-        if task is not None:
+        for task in tasks:
             task.cancel()
             with suppress(asyncio.CancelledError):
                 await task
@@ -92,6 +113,8 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
         settings.result_schema_path, suites=suite_declarations
     )
     app.state.notifier = notifier
+    app.state.watcher = watcher
+    app.state.libxac_git = libxac_git
     app.state.clock = clock
     app.state.throttle = Throttle(settings, clock)
     app.state.thesis_figures = load_report_figures()
@@ -132,6 +155,8 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
     app.include_router(compare.router, dependencies=guarded)
     app.include_router(history.router, dependencies=guarded)
     app.include_router(reproduction.router, dependencies=guarded)
+    app.include_router(alerts.router, dependencies=guarded)
+    app.include_router(series.router, dependencies=guarded)
     app.include_router(pages.router)
     app.include_router(reproduction_page.router)
     app.include_router(crash_page.router)
@@ -155,10 +180,11 @@ async def _scheduler_loop(
     suites: dict[str, Suite],
     notifier: JobNotifier,
     interval: float,
+    git: LibxacGit | None,
 ) -> None:
     def fire() -> list[int]:
         with factory() as session:
-            return scheduler.fire_due_schedules(session=session, suites=suites)
+            return scheduler.fire_due_schedules(session=session, suites=suites, git=git)
 
     while True:
         try:

@@ -15,6 +15,10 @@ optionally prints a fresh API token for scripts.
 ``xaclab-server judge-results`` judges the results stored before validity flags
 existed (their flags are NULL: "not judged") from their stored env and samples,
 with the current rules (docs/validity.md), and prints how many it judged.
+
+``xaclab-server build-series`` puts the results stored before series existed
+(migration 0009) into their series, for change-point detection
+(docs/change-points.md), and prints how many it placed.
 """
 
 import argparse
@@ -85,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return create_admin(parse_create_admin(arguments[1:]))
     if arguments[:1] == ["judge-results"]:
         return judge_results()
+    if arguments[:1] == ["build-series"]:
+        return build_series()
     args = parse_args(arguments)
     log_config = configure_logging(os.environ.get("XACLAB_LOG_FORMAT", "json"))
     try:
@@ -234,6 +240,30 @@ def judge_results() -> int:
     finally:
         engine.dispose()
     sys.stdout.write(f"judged {judged} results\n")
+    return 0
+
+
+def build_series() -> int:
+    """``xaclab-server build-series``: a series for every result that has none, in batches."""
+    url = _migrated_database()
+    if url is None:
+        return 2
+    from xaclab_contracts.roles import param_roles
+
+    from xaclab_server.core.config import settings
+    from xaclab_server.services.series import attach_stored
+    from xaclab_server.services.suites import load_suites
+
+    roles = param_roles(load_suites(settings.suites_dir))
+    engine = make_engine(url)
+    placed = 0
+    try:
+        with make_sessionmaker(engine)() as session:
+            while batch := attach_stored(session=session, roles=roles):
+                placed += batch
+    finally:
+        engine.dispose()
+    sys.stdout.write(f"placed {placed} results in their series\n")
     return 0
 
 

@@ -18,6 +18,7 @@ from playwright.sync_api import ConsoleMessage, Dialog, Request, sync_playwright
 from tests.helpers import AGENT, claim, page_touch_results, result_record
 from tests.live import REGISTRATION_TOKEN, ServerProcess, admin_token
 from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.watch_helpers import seed_alert
 from xaclab_server.core.migrations import upgrade_head
 from xaclab_server.ui import pages
 from xaclab_server.ui import reproduction as reproduction_page
@@ -91,6 +92,8 @@ def seeded(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                 headers=agent,
             )
             assert done.status_code == 200, done.text
+        alert_id = seed_alert(client, machine_id, agent, text=XSS, revision=XSS)
+        series_key = client.get(f"/api/v1/alerts/{alert_id}").json()["series"]["key"]
         queued = client.post(  # stays queued: the queue page lists it
             "/api/v1/runs",
             json={"machine_id": machine_id, "suite": "page-touch", "profile": "quick"},
@@ -114,6 +117,8 @@ def seeded(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                 "a": str(run_ids[0]),
                 "b": str(run_ids[1]),
                 "machine_id": str(machine_id),
+                "alert_id": str(alert_id),
+                "key": series_key,
             },
         )
 

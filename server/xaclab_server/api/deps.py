@@ -29,12 +29,14 @@ from xaclab_server.models import Machine, User
 from xaclab_server.services import accounts
 from xaclab_server.services.accounts import SessionLimits
 from xaclab_server.services.audit import Actor
+from xaclab_server.services.libxac_git import LibxacGit
 from xaclab_server.services.machines import authenticate_agent
 from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.results import ResultValidator
 from xaclab_server.services.suites import Suite
 from xaclab_server.services.thesis_figures import ThesisFigures
 from xaclab_server.services.throttle import Throttle
+from xaclab_server.services.watcher import Watcher
 
 SessionDep = Annotated[Session, Depends(get_db)]
 
@@ -84,6 +86,16 @@ async def get_thesis_figures(request: Request) -> ThesisFigures:
     return figures
 
 
+async def get_watcher(request: Request) -> Watcher:
+    watcher: Watcher = request.app.state.watcher
+    return watcher
+
+
+async def get_libxac_git(request: Request) -> LibxacGit | None:
+    git: LibxacGit | None = request.app.state.libxac_git
+    return git
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionFactoryDep = Annotated[sessionmaker[Session], Depends(get_sessionmaker)]
 SuitesDep = Annotated[dict[str, Suite], Depends(get_suites)]
@@ -93,6 +105,8 @@ NotifierDep = Annotated[JobNotifier, Depends(get_notifier)]
 ThesisFiguresDep = Annotated[ThesisFigures, Depends(get_thesis_figures)]
 ClockDep = Annotated[Clock, Depends(get_clock)]
 ThrottleDep = Annotated[Throttle, Depends(get_throttle)]
+WatcherDep = Annotated[Watcher, Depends(get_watcher)]
+LibxacGitDep = Annotated[LibxacGit | None, Depends(get_libxac_git)]
 
 # What the server's tokens look like: a prefix and 43 characters of URL-safe base64.
 API_TOKEN_SHAPE = re.compile(re.escape(API_TOKEN_PREFIX) + r"[A-Za-z0-9_-]{43}")

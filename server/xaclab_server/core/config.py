@@ -115,6 +115,32 @@ class Settings(BaseSettings):
     scheduler_seconds: float = Field(default=15, ge=0, le=3600)
     # How often a run's event stream (SSE) looks at the database.
     events_poll_seconds: float = Field(default=1.0, gt=0, le=30)
+    # Change points (docs/change-points.md): how often this process looks for series
+    # that new results changed (each upload also wakes it), bisections to advance and
+    # webhook messages to send; 0 turns the watcher off.
+    watch_seconds: float = Field(default=5, ge=0, le=3600)
+    change_test: Literal["t", "rank"] = "rank"
+    change_max_pvalue: float = Field(default=0.001, gt=0, lt=1)
+    change_min_percent: float = Field(default=3.0, ge=0, le=1000)
+    change_noise_factor: float = Field(default=1.0, ge=0, le=100)
+    change_min_points: int = Field(default=3, ge=1, le=1000)
+    change_window: int = Field(default=50, ge=4, le=1000)
+    change_history: int = Field(default=500, ge=10, le=100000)
+    # Webhook deliveries: per-post timeout, the first retry's delay (tripled each
+    # time) and the attempts before a message is given up.
+    webhook_timeout_seconds: float = Field(default=5, gt=0, le=120)
+    webhook_retry_seconds: float = Field(default=5, gt=0, le=3600)
+    webhook_attempts: int = Field(default=7, ge=1, le=50)
+    # The server's own URL as people reach it, for absolute links in webhook messages.
+    public_url: str | None = None
+    # A git clone holding libxac (playbooks: roles/xaclab_libxac), to check the
+    # revisions runs ask for and to bisect; its libxac lives under libxac_git_path.
+    libxac_git_dir: Path | None = None
+    libxac_git_path: str = "libxac"
+    # Bisection: runs per revision while its side is in doubt, and the confidence
+    # below which a side is in doubt.
+    bisect_max_runs: int = Field(default=3, ge=1, le=20)
+    bisect_confidence: float = Field(default=0.95, gt=0.5, lt=1)
     log_format: Literal["json", "text"] = "json"
 
     @model_validator(mode="before")

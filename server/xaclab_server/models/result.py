@@ -17,6 +17,8 @@ or when not judged); ``write_cache`` is the write cache the result ran under
 with its scope (``on``, ``off``, ``kernel-on``, ``kernel-off``; NULL when
 unknown).  ``epoch`` is the machine's epoch the result belongs to
 (:mod:`xaclab_server.models.machine_epoch`): series never mix epochs.
+``series_id`` is the series the result is a point of (NULL for results stored
+before series existed, until ``xaclab-server build-series``).
 """
 
 from datetime import datetime
@@ -94,3 +96,4 @@ class Result(Base):
     median_ci_low: Mapped[float | None]
     median_ci_high: Mapped[float | None]
     write_cache: Mapped[str | None] = mapped_column(Text)
+    series_id: Mapped[int | None] = mapped_column(ForeignKey("series.id"), index=True)

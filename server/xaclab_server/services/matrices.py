@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from xaclab_server.models import Job, Machine, Matrix, Run
 from xaclab_server.schemas.matrix import MatrixIn
+from xaclab_server.services.libxac_git import LibxacGit, resolve_job_revision
 from xaclab_server.services.suites import AGENT_FACTORS, ParamError, Suite, check_run_request
 
 MAX_JOBS = 1000
@@ -29,8 +30,11 @@ def expand(spec: MatrixIn) -> list[dict[str, Any]]:
     return [dict(zip(names, values, strict=True)) for values in combos]
 
 
-def check_matrix(*, session: Session, suites: dict[str, Suite], spec: MatrixIn) -> list[Machine]:
-    """The matrix's machines; ParamError with a sentence for anything wrong."""
+def check_matrix(
+    *, session: Session, suites: dict[str, Suite], spec: MatrixIn, git: LibxacGit | None = None
+) -> list[Machine]:
+    """The matrix's machines; ParamError with a sentence for anything wrong (a
+    ``libxac_revision`` that names no commit of ``git`` too)."""
     overlap = sorted(set(spec.params) & set(spec.factors))
     if overlap:
         raise ParamError(f"{', '.join(overlap)} is both a fixed parameter and a factor.")
@@ -62,11 +66,18 @@ def check_matrix(*, session: Session, suites: dict[str, Suite], spec: MatrixIn) 
                 check_run_request(
                     suites=suites, suite=suite, profile=profile, params={**spec.params, **combo}
                 )
+    for revision in _revisions(spec):
+        resolve_job_revision({"libxac_revision": revision}, git)
     return machines
 
 
+def _revisions(spec: MatrixIn) -> list[Any]:
+    asked = [spec.params["libxac_revision"]] if "libxac_revision" in spec.params else []
+    return list(dict.fromkeys([*asked, *spec.factors.get("libxac_revision", [])]))
+
+
 def _agent_level(name: str) -> bool:
-    return name in AGENT_FACTORS or name == "target_dir"
+    return name in AGENT_FACTORS or name in ("target_dir", "libxac_revision")
 
 
 def queue_matrix(
@@ -76,9 +87,15 @@ def queue_matrix(
     spec: MatrixIn,
     user_id: int | None,
     schedule_id: int | None = None,
+    git: LibxacGit | None = None,
 ) -> tuple[Matrix, list[Run]]:
-    """Validate, then store the matrix, its runs and jobs in one transaction; commit."""
-    machines = check_matrix(session=session, suites=suites, spec=spec)
+    """Validate, then store the matrix, its runs and jobs in one transaction; commit.  Each
+    ``libxac_revision`` is stored as the full hash of the commit it names now."""
+    machines = check_matrix(session=session, suites=suites, spec=spec, git=git)
+    full = {
+        r: resolve_job_revision({"libxac_revision": r}, git)["libxac_revision"]
+        for r in _revisions(spec)
+    }
     matrix = Matrix(
         spec=spec.model_dump(mode="json"), created_by_id=user_id, schedule_id=schedule_id
     )
@@ -104,7 +121,7 @@ def queue_matrix(
                             machine_id=machine.id,
                             suite=suite,
                             profile=profile,
-                            params={**spec.params, **combo},
+                            params=_pinned({**spec.params, **combo}, full),
                             status="queued",
                         )
                     )
@@ -112,6 +129,12 @@ def queue_matrix(
                 runs.append(run)
     session.commit()
     return matrix, runs
+
+
+def _pinned(params: dict[str, Any], full: dict[Any, str]) -> dict[str, Any]:
+    if "libxac_revision" in params:
+        return {**params, "libxac_revision": full[params["libxac_revision"]]}
+    return params
 
 
 def rerun(*, session: Session, run: Run, user_id: int | None) -> Run:

@@ -38,12 +38,14 @@ from sqlalchemy.orm import Session
 from xaclab_contracts import results as contract
 from xaclab_contracts.files import RESULT_SCHEMA
 from xaclab_contracts.results import ResultFormatError, find_unstorable, float_or_inf
+from xaclab_contracts.roles import ParamRoles, shipped_roles
 from xaclab_contracts.suites import Suite
 
 from xaclab_server.core.metrics import INGESTED_RESULTS, INGESTED_SAMPLES
 from xaclab_server.models import Job, Machine, Result, Upload
 from xaclab_server.services import histogram as hist
 from xaclab_server.services.histogram import Histogram
+from xaclab_server.services.series import attach_series
 from xaclab_server.services.statistics import (
     FloatArray,
     pack_samples,
@@ -181,11 +183,13 @@ def store_upload(
     upload_id: str,
     results: list[dict[str, Any]],
     samples: Sequence[Measured] | None = None,
+    roles: ParamRoles | None = None,
 ) -> UploadOutcome:
     """Store validated results under ``upload_id`` once; commit, or roll back on a race.
 
     ``samples`` are the arrays and histograms :func:`check_results` returned (computed here
-    when absent).
+    when absent).  Each result joins its series (:mod:`.series`; ``roles`` say which params
+    identify one, the shipped suites' when absent), which are marked for the detector.
     """
     existing = session.scalar(select(Upload).where(Upload.upload_id == upload_id))
     if existing is not None:
@@ -209,10 +213,12 @@ def store_upload(
             for r in results
         ]
     machine = session.get_one(Machine, job.machine_id)
-    session.add_all(
+    rows = [
         _result_row(upload=upload, job=job, machine=machine, result=r, samples=a)
         for r, a in zip(results, samples, strict=True)
-    )
+    ]
+    attach_series(session=session, job=job, results=rows, roles=roles or shipped_roles())
+    session.add_all(rows)
     session.commit()
     INGESTED_RESULTS.inc(len(results))
     INGESTED_SAMPLES.inc(sum(a.count if isinstance(a, Histogram) else len(a) for a in samples))

@@ -19,6 +19,7 @@ from xaclab_server.models.base import utcnow
 from xaclab_server.schemas.matrix import MatrixIn
 from xaclab_server.schemas.schedule import ScheduleIn
 from xaclab_server.services.cron import CronError, parse_cron
+from xaclab_server.services.libxac_git import LibxacGit
 from xaclab_server.services.matrices import check_matrix, queue_matrix
 from xaclab_server.services.suites import ParamError, Suite
 
@@ -27,11 +28,17 @@ MAX_PER_PASS = 100
 
 
 def create_schedule(
-    *, session: Session, suites: dict[str, Suite], body: ScheduleIn, user: User
+    *,
+    session: Session,
+    suites: dict[str, Suite],
+    body: ScheduleIn,
+    user: User,
+    git: LibxacGit | None = None,
 ) -> Schedule:
-    """Validate the cron expression and the matrix now, so a bad schedule never fires."""
+    """Validate the cron expression and the matrix now, so a bad schedule never fires.  A
+    ``libxac_revision`` such as a branch is resolved each time the schedule fires."""
     cron = parse_cron(body.cron)
-    check_matrix(session=session, suites=suites, spec=body.matrix)
+    check_matrix(session=session, suites=suites, spec=body.matrix, git=git)
     schedule = Schedule(
         name=body.name.strip(),
         cron=body.cron.strip(),
@@ -60,7 +67,11 @@ def update_schedule(
 
 
 def fire_due_schedules(
-    *, session: Session, suites: dict[str, Suite], now: datetime | None = None
+    *,
+    session: Session,
+    suites: dict[str, Suite],
+    now: datetime | None = None,
+    git: LibxacGit | None = None,
 ) -> list[int]:
     """Queue the matrix of every due schedule once; return the new matrices' ids."""
     now = now or utcnow()
@@ -86,6 +97,7 @@ def fire_due_schedules(
                 spec=spec,
                 user_id=schedule.created_by_id,
                 schedule_id=schedule.id,
+                git=git,
             )
         except (CronError, ParamError, ValueError) as exc:
             log.warning("schedule %s disabled: %s", schedule.id, exc)

@@ -32,6 +32,7 @@ counts, and takes the full group's statistic from the histogram (the mean
 exactly, the median within 2^-8).
 """
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,12 +123,21 @@ def _asymptotic(u1: float, m: int, n: int, ties: Floats) -> MannWhitney:
 
 
 def _exact_p(u: float, m: int, n: int) -> float:
-    counts = _u_counts(m, n)
-    cdf = np.cumsum(counts) / counts.sum()
+    cdf = _exact_cdf(m, n)
     k = int(round(u))
     below = cdf[k]
     above = 1.0 - (cdf[k - 1] if k > 0 else 0.0)
     return float(min(1.0, 2 * min(below, above)))
+
+
+@functools.lru_cache(maxsize=2048)
+def _exact_cdf(m: int, n: int) -> Floats:
+    """P(U <= u) for u = 0..m·n; cached: the change-point detector asks for the same sizes
+    again and again."""
+    counts = _u_counts(m, n)
+    cdf: Floats = np.cumsum(counts) / counts.sum()
+    cdf.flags.writeable = False
+    return cdf
 
 
 def _u_counts(m: int, n: int) -> Floats:

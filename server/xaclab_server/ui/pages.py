@@ -1,8 +1,8 @@
 """The web pages, one module per page group (``ui/routes/``); every asset comes from /static.
 
 Machines (the home page), the queue, the run form and run pages, run
-matrices, comparisons, schedules, API tokens, users, the audit log and the
-login; the
+matrices, comparisons, alerts, series' histories, schedules, API tokens, users,
+the audit log and the login; the
 thesis-reproduction page is :mod:`xaclab_server.ui.reproduction`.  Pages are
 readable without a login only while ``XACLAB_ANONYMOUS_READ`` is true; who
 may do what is :mod:`xaclab_server.core.access`, shared with the API
@@ -12,6 +12,7 @@ may do what is :mod:`xaclab_server.core.access`, shared with the API
 from fastapi import APIRouter
 
 from xaclab_server.ui.routes import (
+    alerts,
     audit,
     compare,
     history,
@@ -21,6 +22,7 @@ from xaclab_server.ui.routes import (
     queue,
     runs,
     schedules,
+    series,
     tokens,
     users,
 )
@@ -33,7 +35,9 @@ for group in (
     matrices,
     queue,
     compare,
+    alerts,
     history,
+    series,
     schedules,
     tokens,
     users,

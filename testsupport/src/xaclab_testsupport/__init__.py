@@ -8,6 +8,8 @@
 - :class:`AgentProcess`: ``xaclab-agent`` commands and its daemon.
 - :mod:`xaclab_testsupport.fixtures`: pytest fixtures for a conftest to re-export.
 - :mod:`xaclab_testsupport.tls`: a throw-away CA and the server certificates it signs.
+- :mod:`xaclab_testsupport.git`: throw-away git repositories (libxac's history);
+  :mod:`xaclab_testsupport.receiver`: a local webhook receiver.
 
 Everything is started in a ``with`` block (or start/stop) and stopped by its own
 PID or data directory, never by name.  One error, :class:`ProcessFailed`

@@ -16,11 +16,13 @@ from xaclab_contracts.results import find_unstorable
 from xaclab_server.api.deps import (
     CurrentAgent,
     NotifierDep,
+    ParamRolesDep,
     ResultValidatorDep,
     SessionDep,
     SessionFactoryDep,
     SettingsDep,
     ThrottleDep,
+    WatcherDep,
     client_address,
 )
 from xaclab_server.core.config import Settings
@@ -292,6 +294,8 @@ def upload_results(
     session: SessionDep,
     agent: CurrentAgent,
     validator: ResultValidatorDep,
+    roles: ParamRolesDep,
+    watcher: WatcherDep,
     response: Response,
 ) -> UploadOut:
     job = _agent_job(session, agent, job_id)
@@ -307,6 +311,7 @@ def upload_results(
             upload_id=str(body.upload_id),
             results=body.results,
             samples=samples,
+            roles=roles,
         )
     except results.ResultError as exc:
         raise HTTPException(UNPROCESSABLE, str(exc)) from exc
@@ -314,6 +319,8 @@ def upload_results(
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
     if outcome.duplicate:
         response.status_code = status.HTTP_200_OK
+    else:
+        watcher.poke()  # change-point detection runs after the upload, never within it
     return UploadOut(stored=outcome.stored, duplicate=outcome.duplicate)
 
 

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, HTTPException, status
 from sqlalchemy import select
 
-from xaclab_server.api.deps import NotifierDep, OperatorUser, SessionDep, SuitesDep
+from xaclab_server.api.deps import LibxacGitDep, NotifierDep, OperatorUser, SessionDep, SuitesDep
 from xaclab_server.models import Matrix, Run, Schedule
 from xaclab_server.schemas.matrix import MatrixCreated, MatrixIn, MatrixRun
 from xaclab_server.schemas.schedule import ScheduleIn, ScheduleOut, SchedulePatch
@@ -36,12 +36,13 @@ def create_matrix(
     session: SessionDep,
     suites: SuitesDep,
     notifier: NotifierDep,
+    git: LibxacGitDep,
     user: OperatorUser,
 ) -> MatrixCreated:
     """Expand suites × machines × profiles × factor values into runs and jobs; 422 if invalid."""
     try:
         matrix, runs = matrices.queue_matrix(
-            session=session, suites=suites, spec=body, user_id=user.id
+            session=session, suites=suites, spec=body, user_id=user.id, git=git
         )
     except ParamError as exc:
         raise HTTPException(422, str(exc)) from exc
@@ -77,10 +78,12 @@ def list_schedules(session: SessionDep) -> list[ScheduleOut]:
 
 @router.post("/schedules", status_code=status.HTTP_201_CREATED)
 def create_schedule(
-    body: ScheduleIn, session: SessionDep, suites: SuitesDep, user: OperatorUser
+    body: ScheduleIn, session: SessionDep, suites: SuitesDep, git: LibxacGitDep, user: OperatorUser
 ) -> ScheduleOut:
     try:
-        schedule = scheduler.create_schedule(session=session, suites=suites, body=body, user=user)
+        schedule = scheduler.create_schedule(
+            session=session, suites=suites, body=body, user=user, git=git
+        )
     except (CronError, ParamError) as exc:
         raise HTTPException(422, str(exc)) from exc
     return schedule_out(schedule)

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from xaclab_server.api.deps import (
+    LibxacGitDep,
     NotifierDep,
     OperatorUser,
     ParamRolesDep,
@@ -41,11 +42,21 @@ QUEUE_LIMIT = 500
 
 @router.post("/runs", status_code=status.HTTP_201_CREATED)
 def create_run(
-    body: RunIn, session: SessionDep, suites: SuitesDep, notifier: NotifierDep, user: OperatorUser
+    body: RunIn,
+    session: SessionDep,
+    suites: SuitesDep,
+    notifier: NotifierDep,
+    git: LibxacGitDep,
+    user: OperatorUser,
 ) -> RunCreated:
     try:
         run = queue_run(
-            session=session, suites=suites, notifier=notifier, request=body, user_id=user.id
+            session=session,
+            suites=suites,
+            notifier=notifier,
+            request=body,
+            user_id=user.id,
+            git=git,
         )
     except RunRefused as exc:
         raise HTTPException(422, str(exc)) from exc

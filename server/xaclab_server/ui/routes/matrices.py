@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from xaclab_server.api.deps import NotifierDep, SessionDep, SuitesDep
+from xaclab_server.api.deps import LibxacGitDep, NotifierDep, SessionDep, SuitesDep
 from xaclab_server.models import Machine
 from xaclab_server.schemas.matrix import MatrixIn
 from xaclab_server.schemas.schedule import ScheduleIn
@@ -100,6 +100,7 @@ def submit_matrix(
     session: SessionDep,
     suites: SuitesDep,
     notifier: NotifierDep,
+    git: LibxacGitDep,
     form: OperatorForm,
 ) -> Response:
     def queue() -> Response:
@@ -107,10 +108,12 @@ def submit_matrix(
         cron = form.get("cron").strip()
         if cron:
             body = ScheduleIn(name=form.get("name").strip() or cron, cron=cron, matrix=spec)
-            scheduler.create_schedule(session=session, suites=suites, body=body, user=form.user)
+            scheduler.create_schedule(
+                session=session, suites=suites, body=body, user=form.user, git=git
+            )
             return see_other("/schedules")
         matrix, _runs = matrices.queue_matrix(
-            session=session, suites=suites, spec=spec, user_id=form.user.id
+            session=session, suites=suites, spec=spec, user_id=form.user.id, git=git
         )
         notifier.notify()
         return see_other(f"/queue?matrix={matrix.id}")

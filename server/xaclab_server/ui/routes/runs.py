@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from xaclab_contracts.validity import FLAG_LABELS, WRITE_CACHE_LABELS
 
-from xaclab_server.api.deps import NotifierDep, ParamRolesDep, SessionDep, SuitesDep
+from xaclab_server.api.deps import LibxacGitDep, NotifierDep, ParamRolesDep, SessionDep, SuitesDep
 from xaclab_server.models import Machine, Run
 from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.schemas.run import RunIn
@@ -75,6 +75,9 @@ def run_request(form: Form, suites: dict[str, Suite]) -> RunIn:
         # An unticked box is not given: a boolean false is never passed (docs/suites.md).
         if raw.strip():
             params[name] = coerce_form_value(decl, raw)
+    revision = form.get("libxac_revision").strip()
+    if revision:
+        params["libxac_revision"] = revision
     return RunIn(
         machine_id=machine_id,
         suite=suite.name,
@@ -100,6 +103,7 @@ def submit_run(
     session: SessionDep,
     suites: SuitesDep,
     notifier: NotifierDep,
+    git: LibxacGitDep,
     form: OperatorForm,
 ) -> Response:
     chosen = {"suite": form.get("suite"), "fields": form.fields, "machine_id": _machine_id(form)}
@@ -107,7 +111,12 @@ def submit_run(
     def queue() -> Response:
         body = run_request(form, suites)
         run = queue_run(
-            session=session, suites=suites, notifier=notifier, request=body, user_id=form.user.id
+            session=session,
+            suites=suites,
+            notifier=notifier,
+            request=body,
+            user_id=form.user.id,
+            git=git,
         )
         return see_other(f"/runs/{run.id}")
 

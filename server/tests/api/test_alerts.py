@@ -1,0 +1,136 @@
+"""Series, change points and alerts through the API, on SQLite and PostgreSQL.
+
+The issue's probe: machine A gets 24 runs of the same results and from run 13 on every
+sample is 15 % slower; machine B gets 24 runs with no change.  The watcher runs after
+every upload, as the server's does.
+"""
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.conftest import add_user
+from tests.reproduction_helpers import register_machine
+from tests.watch_helpers import alerts_of, probe_values, upload_runs
+
+
+def test_the_probe_one_alert_for_machine_a_at_run_13_none_for_b(
+    client: TestClient, app: FastAPI
+) -> None:
+    a, agent_a = register_machine(client, "probe-a")
+    b, agent_b = register_machine(client, "probe-b")
+    seen: list[list[int]] = []
+
+    def after_each(index: int, _run: int) -> None:
+        seen.append([x["id"] for x in alerts_of(client, a)])
+
+    runs_a = upload_runs(client, a, agent_a, probe_values(), app=app, after_each=after_each)
+    runs_b = upload_runs(client, b, agent_b, [10.0] * 24, app=app)
+
+    (alert,) = alerts_of(client, a)
+    assert alerts_of(client, b) == []
+    assert alert["before"]["run_id"] == runs_a[11] and alert["after"]["run_id"] == runs_a[12]
+    # Nothing before three slower runs were in (change_min_points), then one alert, the same
+    # one after every later upload.
+    assert seen[:14] == [[]] * 14 and seen[14:] == [[alert["id"]]] * 10
+    change = alert["change"]
+    assert abs(change["percent"] - 15.0) < 1e-9
+    assert change["low_percent"] - 1e-9 <= 15.0 <= change["high_percent"] + 1e-9
+    assert (change["points_before"], change["points_after"]) == (12, 12)
+    assert alert["direction"] == "regression" and alert["state"] == "open"
+    assert alert["series"]["machine"] == "probe-a" and alert["series"]["epoch"] == 1
+    assert alert["before"]["revision"] == alert["after"]["revision"] == "3f2a9c1d0e5b"
+    key = alert["series"]["key"]
+    assert alert["links"]["history"] == f"/series/{key}"
+    assert alert["links"]["compare"] == f"/compare?kind=runs&a={runs_a[11]}&b={runs_a[12]}"
+    assert client.get(alert["links"]["compare"]).status_code == 200
+
+    series = client.get(f"/api/v1/series/{key}").json()
+    assert [p["run_id"] for p in series["points"]] == runs_a
+    assert [p["value"] for p in series["points"]] == probe_values()
+    assert [c["id"] for c in series["change_points"]] == [alert["id"]]
+    listed = client.get("/api/v1/series", params={"machine_id": b}).json()
+    assert len(listed) == 1 and listed[0]["key"] != key
+    flat = client.get(f"/api/v1/series/{listed[0]['key']}").json()
+    assert [p["run_id"] for p in flat["points"]] == runs_b and flat["change_points"] == []
+
+
+def test_a_mean_below_zero_keeps_the_direction_of_the_shift(
+    client: TestClient, app: FastAPI
+) -> None:
+    """A fit's intercept may be negative: a rise of a lower-is-better value is a regression,
+    and its size is relative to the mean's magnitude; a mean before that may be zero has no
+    interval."""
+    tight, agent_t = register_machine(client, "intercept-tight")
+    wobble = [0.0, 0.01, -0.01, 0.02, -0.02, 0.005, -0.005, 0.0] * 2  # sums to 0
+    upload_runs(
+        client, tight, agent_t, [-1.0 + w for w in wobble] + [2.0 + w for w in wobble], app=app
+    )
+    (alert,) = alerts_of(client, tight)
+    assert alert["direction"] == "regression"
+    change = alert["change"]
+    assert abs(change["percent"] - 300.0) < 1e-6  # from -1 to 2: three times |mean before|
+    assert change["low_percent"] - 1e-9 <= 300.0 <= change["high_percent"] + 1e-9
+    around_zero, agent_z = register_machine(client, "intercept-zero")
+    scatter = [0.3, -0.2, 0.1, -0.35, 0.25, -0.1, 0.05, -0.15] * 2
+    upload_runs(client, around_zero, agent_z, scatter + [-5.0 + w for w in wobble], app=app)
+    (alert,) = alerts_of(client, around_zero)
+    assert alert["direction"] == "improvement"
+    assert alert["change"]["low_percent"] is None and alert["change"]["high_percent"] is None
+    page = client.get(alert["links"]["alert"])
+    assert "no interval" in page.text
+
+
+def test_a_series_is_one_machine_epoch_and_workload(client: TestClient, app: FastAPI) -> None:
+    machine, agent = register_machine(client, "lab-series")
+    upload_runs(client, machine, agent, [10.0, 10.0])
+    from tests.reproduction_helpers import store_results
+    from tests.watch_helpers import run_of
+
+    store_results(client, machine, agent, "page-touch", [run_of(10.0, n=128)])
+    # A param whose role is "observed" (the kernel's choice) does not make a new series.
+    store_results(client, machine, agent, "page-touch", [run_of(10.0, access_control="mprotect")])
+    listed = client.get("/api/v1/series", params={"machine_id": machine}).json()
+    sizes = sorted(len(client.get(f"/api/v1/series/{s['key']}").json()["points"]) for s in listed)
+    assert sizes == [1, 3]
+
+
+def _one_alert(client: TestClient, app: FastAPI) -> dict[str, Any]:
+    machine, agent = register_machine(client, "lab-states")
+    upload_runs(client, machine, agent, probe_values(), app=app)
+    (alert,) = alerts_of(client, machine)
+    return alert
+
+
+def test_alerts_are_acknowledged_dismissed_with_a_note_and_reopened(
+    client: TestClient, app: FastAPI
+) -> None:
+    alert = _one_alert(client, app)
+    url = f"/api/v1/alerts/{alert['id']}"
+    acked = client.post(f"{url}/acknowledge", json={"note": "ann looks"})
+    assert acked.status_code == 200 and acked.json()["state"] == "acknowledged"
+    assert acked.json()["note"] == "ann looks"
+    refused = client.post(f"{url}/dismiss", json={"note": "  "})
+    assert refused.status_code == 422 and "needs a note" in refused.json()["detail"]
+    assert client.get(url).json()["state"] == "acknowledged"
+    dismissed = client.post(f"{url}/dismiss", json={"note": "the new fsync path, expected"})
+    assert dismissed.json()["state"] == "dismissed"
+    machine = alert["series"]["machine_id"]
+    assert [x["id"] for x in alerts_of(client, machine, state="dismissed")] == [alert["id"]]
+    assert alerts_of(client, machine, state="open") == []
+    reopened = client.post(f"{url}/reopen")
+    assert reopened.json()["state"] == "open" and reopened.json()["note"] == ""
+    assert client.post("/api/v1/alerts/999999/acknowledge").status_code == 404
+
+
+def test_only_operators_change_alerts(client: TestClient, app: FastAPI) -> None:
+    alert = _one_alert(client, app)
+    viewer = add_user(app, "vic", "viewer")
+    url = f"/api/v1/alerts/{alert['id']}/acknowledge"
+    assert client.post(url, headers={"Authorization": f"Bearer {viewer}"}).status_code == 403
+    assert client.post(url, headers={"Authorization": ""}).status_code == 401
+    assert (
+        client.get(f"/api/v1/alerts/{alert['id']}", headers={"Authorization": ""}).json()["state"]
+        == "open"
+    )

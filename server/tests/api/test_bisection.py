@@ -1,0 +1,193 @@
+"""Bisection of a change point across libxac revisions, with an agent that measures a
+revision by its place in a throw-away history (the culprit's commit and every later one
+are 20 % slower)."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.conftest import add_user, clear_tables, make_settings
+from tests.git_helpers import make_history
+from tests.helpers import AGENT, claim, upload
+from tests.reproduction_helpers import register_machine
+from tests.watch_helpers import alerts_of, run_of, upload_runs
+from xaclab_server.app import create_app
+
+BEFORE, AFTER = 10.0, 12.0
+# Run-to-run noise of about 0.35 %; eight runs a side (the rank test needs seven or more
+# a side to reach p < 0.001 without ties).
+WOBBLE = (0.0, 0.05, -0.04, 0.02, -0.03, 0.04, -0.01, 0.01)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    repo = tmp_path_factory.mktemp("libxac-history")
+    return repo, make_history(repo, 12, other_every=3)
+
+
+@pytest.fixture
+def lab(db_url: str, history: tuple[Path, list[str]]) -> Iterator[tuple[TestClient, FastAPI]]:
+    app = create_app(make_settings(db_url, libxac_git_dir=history[0]))
+    with TestClient(app) as client:
+        client.headers["Authorization"] = f"Bearer {add_user(app, 'bisect-admin', 'admin')}"
+        yield client, app
+    clear_tables(app)
+
+
+def _level(hashes: list[str], culprit: int, revision: str, broken: set[int]) -> float | None:
+    index = next(i for i, h in enumerate(hashes) if h.startswith(revision))
+    if index in broken:
+        return None
+    return AFTER if index >= culprit else BEFORE
+
+
+def _series(
+    client: TestClient, app: FastAPI, hashes: list[str], *, until_alert: bool = False
+) -> tuple[int, dict[str, str]]:
+    """Eight runs of the first revision, then runs of the last, 20 % slower: eight, or with
+    ``until_alert`` only until the watcher raises the alert."""
+    machine, agent = register_machine(client, "bisect-01")
+    before = [BEFORE + w for w in WOBBLE]
+    upload_runs(client, machine, agent, before, revisions=[hashes[0][:12]] * len(before), app=app)
+    for wobble in WOBBLE:
+        upload_runs(client, machine, agent, [AFTER + wobble], revisions=[hashes[-1][:12]], app=app)
+        if until_alert and alerts_of(client, machine):
+            break
+    return machine, agent
+
+
+def _agent_runs_bisection(
+    client: TestClient,
+    app: FastAPI,
+    agent: dict[str, str],
+    hashes: list[str],
+    culprit: int,
+    *,
+    broken: frozenset[int] = frozenset(),
+    halfway: frozenset[int] = frozenset(),
+) -> list[str]:
+    """Claim and run every job the bisection queues; the revisions run, in order."""
+    ran = []
+    for _ in range(40):
+        job = claim(client, agent)
+        if job.status_code == 204:
+            break
+        body = job.json()
+        revision = body["params"]["libxac_revision"]
+        ran.append(revision)
+        index = hashes.index(revision)
+        value = _level(hashes, culprit, revision, set(broken))
+        if index in halfway:  # exactly between the two levels (the means either side)
+            value = (BEFORE + AFTER) / 2 + sum(WOBBLE) / len(WOBBLE)
+        if value is None:
+            status = "failed"
+        else:
+            sent = upload(client, agent, body["job_id"], [run_of(value, revision=revision[:12])])
+            assert sent.status_code == 201, sent.text
+            status = "succeeded"
+        done = client.post(
+            f"{AGENT}/jobs/{body['job_id']}/finish", json={"status": status}, headers=agent
+        )
+        assert done.status_code == 200
+        app.state.watcher.run_pass()
+    return ran
+
+
+def test_a_click_bisects_down_to_the_first_revision_on_the_far_side(
+    lab: tuple[TestClient, FastAPI], history: tuple[Path, list[str]]
+) -> None:
+    client, app = lab
+    _repo, hashes = history
+    machine, agent = _series(client, app, hashes)
+    (alert,) = alerts_of(client, machine)
+    assert (alert["before"]["revision"], alert["after"]["revision"]) == (
+        hashes[0][:12],
+        hashes[-1][:12],
+    )
+    started = client.post(f"/api/v1/alerts/{alert['id']}/bisections")
+    assert started.status_code == 201, started.text
+    assert started.json()["candidates"] == 11  # the libxac commits after the good one
+    ran = _agent_runs_bisection(client, app, agent, hashes, culprit=7)
+    # Binary search over 11 candidates, the last known bad: at most 4 runs.
+    assert 3 <= len(ran) <= 4 and hashes[7] in ran and hashes[6] in ran
+    shown = client.get(f"/api/v1/alerts/{alert['id']}").json()["bisection"]
+    assert shown["state"] == "done" and shown["culprit"] == hashes[7]
+    assert shown["confidence"] > 0.99
+    assert f"is {hashes[7][:12]}" in shown["message"]
+    assert all(s["subject"].startswith("libxac: step") for s in shown["steps"])
+    # The bisection's runs stay out of the detector's points: still one alert, same numbers.
+    assert [a["id"] for a in alerts_of(client, machine)] == [alert["id"]]
+    key = alert["series"]["key"]
+    points = client.get(f"/api/v1/series/{key}", params={"bisections": False}).json()["points"]
+    assert len(points) == 16
+    everything = client.get(f"/api/v1/series/{key}").json()["points"]
+    assert len(everything) == 16 + len(ran)
+    assert {p["bisection_id"] for p in everything[16:]} == {shown["id"]}
+
+    # In time order the bisection's revisions come last; by revision they sit between
+    # the two sides, in the order of the git history.
+    def places(points: list[dict[str, str]]) -> list[int]:
+        return [
+            next(i for i, h in enumerate(hashes) if h.startswith(p["revision"])) for p in points
+        ]
+
+    by_revision = client.get(f"/api/v1/series/{key}", params={"order": "revision"}).json()
+    assert places(everything) != sorted(places(everything))
+    assert places(by_revision["points"]) == sorted(places(everything))
+    again = client.post(f"/api/v1/alerts/{alert['id']}/bisections")
+    assert again.status_code == 201  # a finished bisection may be repeated
+
+
+def test_a_revision_that_fails_is_skipped_and_one_in_doubt_is_run_again(
+    lab: tuple[TestClient, FastAPI], history: tuple[Path, list[str]]
+) -> None:
+    client, app = lab
+    _repo, hashes = history
+    machine, agent = _series(client, app, hashes)
+    (alert,) = alerts_of(client, machine)
+    client.post(f"/api/v1/alerts/{alert['id']}/bisections")
+    ran = _agent_runs_bisection(
+        client, app, agent, hashes, culprit=4, broken=frozenset({6}), halfway=frozenset({3})
+    )
+    shown = client.get(f"/api/v1/alerts/{alert['id']}").json()["bisection"]
+    # Revision 3 measures exactly between the levels: it may go either way, and says so.
+    assert shown["state"] == "done" and shown["culprit"] in (hashes[3], hashes[4]), shown
+    by_revision = {s["revision"]: s for s in shown["steps"]}
+    if hashes[6] in by_revision:
+        assert by_revision[hashes[6]]["side"] == "skip"
+        assert "failed" in by_revision[hashes[6]]["reason"]
+    doubtful = by_revision[hashes[3]]
+    assert ran.count(hashes[3]) == 3 and len(doubtful["runs"]) == 3  # bisect_max_runs
+    assert doubtful["confidence"] == pytest.approx(0.5)
+    # Its doubt is in the answer's confidence.
+    assert shown["confidence"] == pytest.approx(0.5, abs=0.01)
+
+
+def test_the_server_bisects_a_new_regression_by_itself_when_asked(
+    lab: tuple[TestClient, FastAPI], history: tuple[Path, list[str]]
+) -> None:
+    client, app = lab
+    _repo, hashes = history
+    assert client.put("/api/v1/watch/settings", json={"auto_bisect": True}).status_code == 200
+    machine, agent = _series(client, app, hashes, until_alert=True)
+    (alert,) = alerts_of(client, machine)
+    assert alert["bisection"]["state"] == "running" and alert["bisection"]["automatic"]
+    _agent_runs_bisection(client, app, agent, hashes, culprit=2)
+    assert client.get(f"/api/v1/alerts/{alert['id']}").json()["bisection"]["culprit"] == hashes[2]
+
+
+def test_what_cannot_be_bisected_is_refused_with_a_sentence(
+    lab: tuple[TestClient, FastAPI], client: TestClient, app: FastAPI
+) -> None:
+    lab_client, lab_app = lab
+    machine, agent = register_machine(lab_client, "bisect-same")
+    values = [BEFORE + w for w in WOBBLE] * 2 + [AFTER + w for w in WOBBLE]
+    upload_runs(lab_client, machine, agent, values, app=lab_app)
+    (alert,) = alerts_of(lab_client, machine)
+    refused = lab_client.post(f"/api/v1/alerts/{alert['id']}/bisections")
+    assert refused.status_code == 409
+    assert "did not come with a libxac commit" in refused.json()["detail"]
+    assert lab_client.post("/api/v1/alerts/999999/bisections").status_code == 404

@@ -1,0 +1,58 @@
+"""The accuracy benchmark (bench/changepoint_accuracy.py) on the lab's recorded noise, kept.
+
+The benchmark's own corpus (four draws of 50 runs per recorded series, its
+seed): the detector as the server ships it must keep fewer than 5 false alerts per 100
+flat series, and F1 >= 0.9 on steps of at least 5 % wherever the series'
+noise lets such a step show (docs/change-points.md, "How accurate").
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "changepoint_accuracy.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("changepoint_accuracy", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def measured(bench: ModuleType) -> dict[str, Any]:
+    data = json.loads(bench.DATA.read_text())
+    cases = bench.build_corpus(data, points=50, draws=4, seed=2026)
+    result: dict[str, Any] = bench.evaluate(cases, bench.shipped_options(), tolerance=2)
+    return result
+
+
+def test_fewer_than_5_false_alerts_per_100_flat_series(measured: dict[str, Any]) -> None:
+    assert measured["flat_series"] >= 600
+    assert measured["false_per_100"] < 5
+
+
+def test_steps_of_5_percent_that_the_noise_lets_show_are_found(
+    bench: ModuleType, measured: dict[str, Any]
+) -> None:
+    _precision, _recall, f1 = measured["visible"]
+    assert measured["visible_steps"] >= 1000
+    assert f1 >= 0.9
+    quiet = bench.quiet_enough(measured["levels"])
+    assert quiet is not None, "F1 >= 0.9 on no noise level at all"
+    edge, series, _f1 = quiet
+    assert edge >= 0.02 and series >= 10
+
+
+def test_noisier_series_hide_more_of_the_same_steps(measured: dict[str, Any]) -> None:
+    """Recall on steps >= 5 % falls from the quietest noise level to the noisiest."""
+    levels = [level for level in measured["levels"] if level.steps.hits + level.steps.misses]
+    recalls = [level.steps.scores()[1] for level in levels]
+    assert recalls[0] > 0.9 > 0.2 > recalls[-1]

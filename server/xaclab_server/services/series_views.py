@@ -1,0 +1,70 @@
+"""Series, points and change points as JSON (the API and the history page)."""
+
+from typing import Any
+
+from xaclab_server.models import ChangePoint, Series
+from xaclab_server.services.series import Point, describe
+
+
+def series_out(series: Series, machine_name: str) -> dict[str, Any]:
+    return {
+        "key": series.key,
+        "title": describe(series, machine_name),
+        "machine_id": series.machine_id,
+        "machine": machine_name,
+        "epoch": series.epoch,
+        "suite": series.suite,
+        "benchmark": series.benchmark,
+        "metric": series.metric,
+        "unit": series.unit,
+        "better": series.better,
+        "sut": series.sut,
+        "params": series.params,
+        "last_point_at": series.last_point_at.isoformat(),
+        "detected_at": None if series.detected_at is None else series.detected_at.isoformat(),
+        "history": f"/series/{series.key}",
+    }
+
+
+def point_out(point: Point) -> dict[str, Any]:
+    return {
+        "run_id": point.run_id,
+        "at": point.at.isoformat(),
+        "value": point.value,
+        "revision": point.revision,
+        "result_ids": list(point.result_ids),
+        "flagged": point.flagged,
+        "bisection_id": point.bisection_id,
+    }
+
+
+def change_numbers(change: ChangePoint) -> dict[str, Any]:
+    """A change point's size with what makes it doubtful, in percent."""
+    return {
+        "percent": change.change * 100,
+        "low_percent": None if change.change_low is None else change.change_low * 100,
+        "high_percent": None if change.change_high is None else change.change_high * 100,
+        "p_value": change.p_value,
+        "noise_percent": change.noise * 100,
+        "mean_before": change.mean_before,
+        "mean_after": change.mean_after,
+        "points_before": change.points_before,
+        "points_after": change.points_after,
+    }
+
+
+def change_point_out(change: ChangePoint) -> dict[str, Any]:
+    return {
+        "id": change.id,
+        "before_run_id": change.before_run_id,
+        "after_run_id": change.after_run_id,
+        "before_at": change.before_at.isoformat(),
+        "after_at": change.after_at.isoformat(),
+        "before_revision": change.before_revision,
+        "after_revision": change.after_revision,
+        "change": change_numbers(change),
+        "direction": change.direction,
+        "state": change.state,
+        "withdrawn": change.withdrawn_at is not None,
+        "alert": f"/alerts/{change.id}",
+    }

@@ -1,0 +1,60 @@
+// The series page: the series' points over time, the runs bisections queued beside them,
+// and a vertical line at each change point (at the first run after it).
+(function () {
+  "use strict";
+  var holder = document.getElementById("series-chart");
+  var chart = JSON.parse(document.getElementById("series-data").textContent);
+  var s = chart.series;
+  var xs = [], plain = [], flagged = [], bisected = [];
+  chart.points.forEach(function (p) {
+    xs.push(Date.parse(p.at) / 1000);
+    plain.push(!p.bisection_id && !p.flagged ? p.value : null);
+    flagged.push(!p.bisection_id && p.flagged ? p.value : null);
+    bisected.push(p.bisection_id ? p.value : null);
+  });
+  var lines = chart.change_points.filter(function (c) { return !c.withdrawn; }).map(function (c) {
+    return { x: Date.parse(c.after_at) / 1000, regression: c.direction === "regression" };
+  });
+  function value(u, v) { return v == null ? "–" : v.toPrecision(4) + " " + s.unit; }
+  var who = s.sut + " on " + s.machine;
+  new uPlot({
+    width: Math.max(320, holder.clientWidth - 16),
+    height: 360,
+    // The axis says UTC, as the table does, whatever the browser's own time zone.
+    tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); },
+    axes: [
+      { label: "time the run's result was stored (UTC)" },
+      { label: s.metric + " (" + s.unit + "), " + s.better + " is better", size: 80 }
+    ],
+    series: [
+      {},
+      { label: who, stroke: "#1f6feb", spanGaps: true, points: { show: true, size: 6 }, value: value },
+      { label: who + ", runs with a validity flag (in doubt)", stroke: "#9a6700", paths: function () { return null; },
+        points: { show: true, size: 7, fill: "#fff" }, value: value },
+      { label: who + ", runs a bisection queued", stroke: "#8250df", paths: function () { return null; },
+        points: { show: true, size: 7 }, value: value }
+    ],
+    hooks: {
+      draw: [function (u) {
+        var ctx = u.ctx;
+        ctx.save();
+        ctx.lineWidth = 2;
+        ctx.setLineDash([6, 4]);
+        lines.forEach(function (line) {
+          var x = u.valToPos(line.x, "x", true);
+          ctx.strokeStyle = line.regression ? "#cf222e" : "#1a7f37";
+          ctx.beginPath();
+          ctx.moveTo(x, u.bbox.top);
+          ctx.lineTo(x, u.bbox.top + u.bbox.height);
+          ctx.stroke();
+        });
+        ctx.restore();
+      }]
+    }
+  }, [xs, plain, flagged, bisected], holder);
+  var note = document.createElement("p");
+  note.className = "help";
+  note.textContent = "Dashed lines: change points (red: regression, green: improvement).";
+  holder.appendChild(note);
+  holder.dataset.ready = "true";
+})();
