@@ -5,6 +5,8 @@ sample is 15 % slower; machine B gets 24 runs with no change.  The watcher runs 
 every upload, as the server's does.
 """
 
+import html
+import re
 from typing import Any
 
 from fastapi import FastAPI
@@ -134,3 +136,27 @@ def test_only_operators_change_alerts(client: TestClient, app: FastAPI) -> None:
         client.get(f"/api/v1/alerts/{alert['id']}", headers={"Authorization": ""}).json()["state"]
         == "open"
     )
+
+
+def test_the_history_of_a_result_shows_the_change_point_the_detector_found(
+    client: TestClient, app: FastAPI
+) -> None:
+    machine_id, agent = register_machine(client, "probe-history")
+    runs = upload_runs(client, machine_id, agent, probe_values(), app=app)
+    (alert,) = alerts_of(client, machine_id)
+    # The run page links each result to its history (issue N's series, across epochs).
+    page = client.get(f"/runs/{runs[-1]}").text
+    links = set(re.findall(r'href="(/history\?[^"]+)"', page))
+    assert len(links) == 1, links
+    query = html.unescape(links.pop()).split("?", 1)[1]
+
+    history = client.get(f"/api/v1/history?{query}").json()
+    assert [p["run_id"] for p in history["points"]] == runs
+    (change,) = history["change_points"]
+    assert (change["run_before"], change["run_after"]) == (runs[11], runs[12])
+    assert abs(change["change_percent"] - 15.0) < 1e-9
+    assert change["low_percent"] - 1e-9 <= 15.0 <= change["high_percent"] + 1e-9
+    assert f"alert #{alert['id']}" in change["description"]
+    shown = client.get(f"/history?{query}").text
+    assert "No change point has been found" not in shown
+    assert "+15.0%" in shown and f"#{runs[11]} → #{runs[12]}" in shown
