@@ -42,6 +42,17 @@ def test_bad_webhook_urls_are_refused_and_change_nothing(
     assert client.get(SETTINGS).json() == before == {"webhook_url": None, "auto_bisect": False}
 
 
+def test_a_test_message_without_a_webhook_url_is_a_conflict_and_queues_nothing(
+    client: TestClient,
+) -> None:
+    reply = client.post("/api/v1/watch/test")
+    assert reply.status_code == 409, reply.text
+    assert reply.json()["detail"] == "No webhook URL is set; set one first."
+    assert client.get("/api/v1/watch/deliveries").json() == []
+    documented = client.get("/openapi.json").json()["paths"]["/api/v1/watch/test"]["post"]
+    assert "409" in documented["responses"]
+
+
 def test_only_admins_set_or_read_the_webhook(client: TestClient, app: FastAPI) -> None:
     operator = {"Authorization": f"Bearer {add_user(app, 'opal', 'operator')}"}
     body = {"webhook_url": "http://127.0.0.1:9/x", "auto_bisect": False}

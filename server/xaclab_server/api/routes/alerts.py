@@ -20,6 +20,7 @@ from xaclab_server.api.deps import (
     SettingsDep,
     WatcherDep,
 )
+from xaclab_server.core.openapi import CONFLICT
 from xaclab_server.models import Bisection, ChangePoint, WatchSettings
 from xaclab_server.schemas.alert import AlertNote, WatchSettingsIn, WatchSettingsOut
 from xaclab_server.services import alerts, bisection, watch_admin, webhooks
@@ -81,7 +82,9 @@ def read_alert(session: SessionDep, settings: SettingsDep, alert_id: int) -> dic
     return _view(session, settings, alert_id)
 
 
-@router.post("/alerts/{alert_id}/bisections", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/alerts/{alert_id}/bisections", status_code=status.HTTP_201_CREATED, responses=CONFLICT
+)
 def bisect_alert(
     session: SessionDep,
     settings: SettingsDep,
@@ -168,15 +171,16 @@ def write_watch_settings(
     return WatchSettingsOut(webhook_url=row.webhook_url, auto_bisect=row.auto_bisect)
 
 
-@router.post("/watch/test", status_code=status.HTTP_202_ACCEPTED)
+@router.post("/watch/test", status_code=status.HTTP_202_ACCEPTED, responses=CONFLICT)
 def test_webhook(
     session: SessionDep, clock: ClockDep, watcher: WatcherDep, _admin: AdminUser
 ) -> dict[str, Any]:
-    """Queue a ``test`` message to the webhook; its delivery shows in ``/watch/deliveries``."""
+    """Queue a ``test`` message to the webhook; its delivery shows in ``/watch/deliveries``.
+    409 while no webhook URL is set: the request is fine, the settings are not ready."""
     try:
         delivery = watch_admin.queue_test_message(session=session, now=clock())
     except WebhookUrlRefused as exc:
-        raise HTTPException(422, str(exc)) from exc
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
     watcher.poke()
     return watch_admin.delivery_view(delivery)
 
