@@ -117,6 +117,8 @@ class Suite:
     declaration: dict[str, Any]  # the file as written, served by GET /api/v1/suites
     # Profile -> its adaptive repetition; profiles without one run once.
     repeat: dict[str, RepeatUntil] = field(default_factory=dict)
+    # Whether pages compare its systems as ratios (false: counts of failures, crash suite).
+    system_ratios: bool = True
 
     @property
     def all_systems(self) -> tuple[str, ...]:
@@ -361,6 +363,7 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
             for k, v in declaration["profiles"].items()
             if isinstance(v, dict)
         },
+        system_ratios=declaration.get("system_ratios", True),
     )
 
 

@@ -76,3 +76,21 @@ def test_without_crash_results_the_page_says_so_and_unknown_runs_are_404(
     assert page.status_code == 200 and "No crash-consistency results yet" in page.text
     for value in ("31337", "abc", "99999999999999999999"):
         assert client.get(f"/crash?run={value}").status_code == 404, value
+
+
+def test_the_overview_lists_crash_counts_and_divides_none(
+    client: TestClient, tmp_path: Path
+) -> None:
+    # The crash suite declares "system_ratios": false: LIBXAC's lost commits over Berkeley
+    # DB's (0 / 0) is no number, so the overview shows each system's values instead.
+    machine_id, agent = register_machine(client, "crash-overview")
+    records = crash_results("tree_insert", tmp_path, "--tree", "btree") + crash_results(
+        "bdb_insert", tmp_path
+    )
+    store_results(client, machine_id, agent, "crash-consistency", records)
+    page = client.get(f"/machines/{machine_id}").text
+    section = page[page.index("crash-consistency") :]
+    assert "which a ratio would not make clearer" in section
+    assert "LIBXAC against Berkeley DB" not in section
+    assert 'data-testid="forest"' not in section
+    assert "Berkeley DB" in section and "LIBXAC" in section  # both systems' values

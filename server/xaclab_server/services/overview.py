@@ -7,7 +7,8 @@ Per suite with results in the epoch:
 - **LIBXAC against every other system** that run measured (the suites say
   which: Berkeley DB, LMDB, the operating system ...), each a systems
   comparison (``kind=sut``: ratios with 95% intervals, Benjamini–Hochberg
-  verdicts, flagged pairs in doubt).  Where the latest run has no workload
+  verdicts, flagged pairs in doubt), unless the suite declares
+  ``system_ratios`` false (the crash suite's counts); where the latest run has no workload
   both ran (a default search-tree run: the LIBXAC trees nondurable, the
   baselines durable), the comparison comes from the epoch's latest run that
   has one, and says so and what differed; with none, a sentence names what
@@ -155,7 +156,13 @@ def _suite(
     suts_of: dict[int, set[str]] = {}
     for result, _p in found:
         suts_of.setdefault(result.run_id, set()).add(result.sut)
-    if LIBXAC in measured:
+    if suite is not None and not suite.system_ratios and len(measured) > 1:
+        view.not_compared.append(
+            f"{view.title}: its measures are counts and times per system, which a ratio would "
+            "not make clearer (a system that lost nothing against one that lost nothing is no "
+            "number), so each system's values are listed below, not divided."
+        )
+    elif LIBXAC in measured:
         for other in [s for s in measured if s != LIBXAC]:
             both = [r for r in run_ids if {LIBXAC, other} <= suts_of.get(r, set())]
             why = _unshared(own, other, name, systems, roles)
