@@ -102,9 +102,12 @@ def compare_url(**query: object) -> str:
     return "/compare?" + urlencode({k: v for k, v in query.items() if v is not None})
 
 
-def comparison_links(*, session: Session, run: Run, systems: Systems) -> list[Link]:
+def comparison_links(
+    *, session: Session, run: Run, systems: Systems, system_ratios: bool = True
+) -> list[Link]:
     """One-click comparisons of ``run``: against the previous run on its machine, against
-    the baseline, and LIBXAC against every other system the run measured."""
+    the baseline, and (unless its suite declares ``system_ratios`` false: counts of
+    failures, docs/suites.md) LIBXAC against every other system the run measured."""
     links = []
     previous = previous_run(session=session, run=run)
     if previous is not None:
@@ -125,7 +128,7 @@ def comparison_links(*, session: Session, run: Run, systems: Systems) -> list[Li
             )
         )
     measured = set(session.scalars(select(Result.sut).where(Result.run_id == run.id).distinct()))
-    if LIBXAC in measured:
+    if system_ratios and LIBXAC in measured:
         for other in systems.order(measured - {LIBXAC, FLOOR}):
             links.append(
                 Link(

@@ -6,6 +6,7 @@ refuse before running it (the agent's machine-only checks aside: its CPUs
 and its allowed directories).
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from xaclab_contracts.factors import AGENT_FACTORS, check_job_params
@@ -20,6 +21,7 @@ from xaclab_contracts.suites import (
 )
 
 __all__ = [
+    "ratios",
     "AGENT_FACTORS",
     "ParamDecl",
     "ParamError",
@@ -60,3 +62,10 @@ def coerce_form_value(decl: ParamDecl, raw: str) -> Any:
     except ValueError:
         kind = "an integer" if decl.type == "integer" else "a number"
         raise ParamError(f"Parameter {decl.name!r} must be {kind}, not {text!r}.") from None
+
+
+def ratios(suites: Mapping[str, Suite], name: str) -> bool:
+    """Whether pages compare the systems of suite ``name`` as ratios (docs/suites.md,
+    ``system_ratios``); an unknown suite's are."""
+    suite = suites.get(name)
+    return suite.system_ratios if suite is not None else True

@@ -14,6 +14,7 @@ from xaclab_server.services.comparability import NotComparable
 from xaclab_server.services.compare_choices import compare_choices
 from xaclab_server.services.compare_runs import comparison_out, run_comparison
 from xaclab_server.services.compare_view import forest
+from xaclab_server.services.suites import Suite, ratios
 from xaclab_server.services.systems import Systems, systems_of
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import render
@@ -72,7 +73,7 @@ def compare_page(
             "forest": forest(result) if result else None,
             "error": error,
             "choices": compare_choices(session=session, suites=suites, systems=systems),
-            "recent": _recent(session, systems),
+            "recent": _recent(session, systems, suites),
             "export": str(request.url.query),
             "flag_labels": FLAG_LABELS,
         },
@@ -83,7 +84,9 @@ def compare_page(
 RECENT_RUNS = 6
 
 
-def _recent(session: Session, systems: Systems) -> list[tuple[Run, list[Link]]]:
+def _recent(
+    session: Session, systems: Systems, suites: dict[str, Suite]
+) -> list[tuple[Run, list[Link]]]:
     """The newest runs with results and their one-click comparisons."""
     runs = session.scalars(
         select(Run)
@@ -91,4 +94,12 @@ def _recent(session: Session, systems: Systems) -> list[tuple[Run, list[Link]]]:
         .order_by(Run.created_at.desc(), Run.id.desc())
         .limit(RECENT_RUNS)
     )
-    return [(run, comparison_links(session=session, run=run, systems=systems)) for run in runs]
+    return [
+        (
+            run,
+            comparison_links(
+                session=session, run=run, systems=systems, system_ratios=ratios(suites, run.suite)
+            ),
+        )
+        for run in runs
+    ]

@@ -28,7 +28,7 @@ from xaclab_server.services.result_views import result_out
 from xaclab_server.services.run_figures import run_figures, run_rows
 from xaclab_server.services.run_queue import queue_run
 from xaclab_server.services.series_keys import history_url, series_key
-from xaclab_server.services.suites import Suite, coerce_form_value
+from xaclab_server.services.suites import Suite, coerce_form_value, ratios
 from xaclab_server.services.systems import params_words, systems_of
 from xaclab_server.ui.forms import Form, OperatorForm, submit
 from xaclab_server.ui.guards import PageReader, page_router
@@ -155,7 +155,12 @@ def run_page(
             "flag_labels": FLAG_LABELS,
             "write_cache_labels": WRITE_CACHE_LABELS,
             "figures": figures,
-            "links": comparison_links(session=session, run=run, systems=systems_of(suites)),
+            "links": comparison_links(
+                session=session,
+                run=run,
+                systems=systems_of(suites),
+                system_ratios=ratios(suites, run.suite),
+            ),
             "baseline": baseline,
             "params_words": params_words,
             "terminal": run.status in TERMINAL_STATES,
