@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -48,6 +49,11 @@ from xaclab_agent.errors import BuildError
 
 SHORT = 12
 TAIL_LINES = 15
+MESSAGE_CHARS = 2000
+# Lines that say why a build or its smoke tests failed: a compiler's error, a failed
+# check, a test's count with failures in it.
+FAILURE_LINE = re.compile(r"error:|: FAILED|\b[1-9][0-9]* failed$")
+WHY_LINES = 5
 
 
 @dataclass(frozen=True)
@@ -265,8 +271,12 @@ def _step(
             raise BuildError(f"{what} took longer than {timeout:g} s") from None
     lines = log_path.read_text(errors="replace").splitlines()
     if done.returncode != 0:
-        tail = " | ".join(lines[-TAIL_LINES:])
-        raise BuildError(f"{what} failed with status {done.returncode}: {tail}"[:2000])
+        head = f"{what} failed with status {done.returncode}: "
+        # What says why (the compiler's errors, the checks that failed) first, then the end
+        # of the output; long command lines are what gives way to the length limit.
+        why = [line for line in lines if FAILURE_LINE.search(line)][-WHY_LINES:]
+        shown = list(dict.fromkeys(why + lines[-TAIL_LINES:]))
+        raise BuildError((head + " | ".join(shown))[:MESSAGE_CHARS])
     return lines[-1] if lines else ""
 
 
