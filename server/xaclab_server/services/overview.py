@@ -158,9 +158,9 @@ def _suite(
         suts_of.setdefault(result.run_id, set()).add(result.sut)
     if suite is not None and not suite.system_ratios and len(measured) > 1:
         view.not_compared.append(
-            f"{view.title}: its measures are counts and times per system, which a ratio would "
-            "not make clearer (a system that lost nothing against one that lost nothing is no "
-            "number), so each system's values are listed below, not divided."
+            "Its measures are counts and times per system, which a ratio would not make "
+            "clearer (a system that lost nothing against one that lost nothing is no number), "
+            "so each system's values are listed below, not divided."
         )
     elif LIBXAC in measured:
         for other in [s for s in measured if s != LIBXAC]:
