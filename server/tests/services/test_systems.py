@@ -28,6 +28,17 @@ def test_the_shipped_suites_give_each_system_its_colour() -> None:
     assert systems.order(["os", "lmdb", "libxac", "bdb"]) == ["libxac", "bdb", "lmdb", "os"]
 
 
+def test_every_title_is_the_one_a_suite_declares() -> None:
+    # The server writes no system's name itself: a system is its driver and its declaration.
+    declared = {
+        name: declaration.title
+        for suite in load_suites().values()
+        for name, declaration in suite.system_decls.items()
+    }
+    assert {"libxac", "bdb", "lmdb", "os", "sqlite", "pmemobj", "rocksdb"} <= set(declared)
+    assert {name: title_of(name) for name in declared} == declared
+
+
 def test_a_new_system_takes_the_next_colour_and_keeps_its_identifier() -> None:
     systems = Systems(["libxac", "os", "bdb", "lmdb", "sqlite"])
     assert systems.style("sqlite").colour == PALETTE[3]

@@ -2,9 +2,9 @@
 
 Which systems exist is the suites' to say (``sut`` in contracts/suites/*.json)
 and the results' (a result names its ``sut``): a system a new suite declares
-gets the next colour of the palette without a change here.  What this module
-adds is how a few well-known identifiers are written out ("bdb" is
-"Berkeley DB"); an identifier it does not know is shown as it is.
+gets the next colour of the palette and the title its declaration gives
+("bdb" is "Berkeley DB") without a change here; an identifier no suite declares
+is shown as it is.
 
 Colours are the Okabe–Ito palette (Okabe and Ito, "Color Universal Design",
 2002), readable with every common colour-vision deficiency.  ``os``, the
@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from xaclab_contracts.suites import load_suites
+
 from xaclab_server.services.suites import Suite
 
 FLOOR = "os"
@@ -29,14 +31,12 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F
 MARKERS = ("circle", "square", "triangle", "diamond", "cross", "star")
 DASHES = ("", "7 3", "2 3", "9 3 2 3", "4 4", "1 2")
 SHADES = (0.0, -0.4, 0.4, 0.65, -0.2, 0.2)
+# How each system is written out: the titles the shipped suites declare (docs/suites.md,
+# "Systems"), so a new system needs no line here; one no suite declares keeps its identifier.
 TITLES = {
-    "libxac": "LIBXAC",
-    "bdb": "Berkeley DB",
-    "lmdb": "LMDB",
-    "os": "operating system",
-    "sqlite": "SQLite",
-    "pmemobj": "PMDK libpmemobj",
-    "rocksdb": "RocksDB",
+    name: declaration.title
+    for suite in load_suites().values()
+    for name, declaration in suite.system_decls.items()
 }
 UNITS = {"us": "µs", "ops/s": "operations/s", "1": "no unit", "count": "count"}
 
