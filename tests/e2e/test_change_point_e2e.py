@@ -176,7 +176,10 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
                 commits[0][:12],
                 commits[-1][:12],
             )
-            assert alert["change"]["low_percent"] > 0
+            # No interval where the mean before may be zero (a fitted intercept near 0).
+            low = alert["change"]["low_percent"]
+            assert low is None or low > 0, shown
+        assert any((a["change"]["low_percent"] or 0) > 0 for a in alerts), shown
         bisected = _wait(
             "the automatic bisection",
             lambda: [
