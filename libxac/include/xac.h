@@ -144,6 +144,11 @@
  *       than mprotect (needs XAC_UFFD=1 and the kernel's support).
  *   XAC_REUSE=0|1 (default 1)
  *       a fault skips the copy of a version the working memory holds.
+ *   XAC_SHARE=0|1 (default 1)
+ *       a read-only transaction maps a window of 64 pages whose versions
+ *       it reads from the data file straight from the file's page cache,
+ *       which every process shares, instead of copying them into its
+ *       working memory (page-table access only; xStats() pages_shared).
  *   XAC_WORKING_MIB=1..1048576 (default 256)
  *       MiB of page copies a process holds before it empties its working
  *       memory.
@@ -396,7 +401,9 @@ int xValidate(void);
  * revokes only those that commits changed meanwhile: a query repeated on
  * unchanged pages takes no fault.  Under page-table access a query's
  * fault also maps the pages around the faulting one (xStats()
- * pages_around).  Writing to the
+ * pages_around); where all 64 of them read the data file's versions, it
+ * maps them from the file's page cache, one copy for every process, and
+ * copies nothing (XAC_SHARE, xStats() pages_shared).  Writing to the
  * segment inside it is a program error: the library prints "libxac: write
  * to the segment in a read-only transaction (xbeginQuery)" on stderr and
  * the process dies of SIGSEGV (the write is never applied).  May be nested in a normal
@@ -651,6 +658,16 @@ struct xac_stats {
                                         *   limit) */
     int escalate_after;                /**< XAC_ESCALATE in effect (0:
                                         *   never) */
+    unsigned long long pages_shared;   /**< pages read-only transactions
+                                        *   of this process mapped straight
+                                        *   from the data file's page cache
+                                        *   (one copy for every process)
+                                        *   instead of copying them into
+                                        *   the working memory: 64 per
+                                        *   fault on a window whose pages
+                                        *   all read the file's version
+                                        *   (XAC_SHARE; page-table access
+                                        *   only) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

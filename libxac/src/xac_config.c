@@ -40,6 +40,8 @@ const struct xcfg_var xcfg_vars[] = {
          "grant and revoke access through page-table entries"),
     FLAG("XAC_REUSE", cf_reuse, 1,
          "a fault skips the copy of a version the working memory holds"),
+    FLAG("XAC_SHARE", cf_share, 1,
+         "queries map unchanged pages from the data file, not copies"),
     /* 256 MiB keeps a 250,000-key B+-tree of 512-byte values. */
     RANGE("XAC_WORKING_MIB", cf_working_mib, 1, 1048576, 256,
           "MiB of page copies held before the working memory is emptied"),

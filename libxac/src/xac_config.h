@@ -15,6 +15,7 @@ struct xcfg {
     unsigned long long cf_uffd;            /* XAC_UFFD */
     unsigned long long cf_pte;             /* XAC_PTE */
     unsigned long long cf_reuse;           /* XAC_REUSE */
+    unsigned long long cf_share;           /* XAC_SHARE */
     unsigned long long cf_working_mib;     /* XAC_WORKING_MIB */
     unsigned long long cf_policy;          /* XAC_POLICY */
     unsigned long long cf_backoff_us;      /* XAC_BACKOFF_US */

@@ -75,6 +75,7 @@ static void apply_config(struct xac_env *e, const struct xcfg *cf)
     e->xe_wp.wp_want = (int)cf->cf_uffd;
     e->xe_wp.wp_pte_want = (int)cf->cf_pte;
     e->xe_map.mp_reuse = (int)cf->cf_reuse;
+    e->xe_map.mp_share = (int)cf->cf_share;
     e->xe_map.mp_trim_pages =
         (size_t)((cf->cf_working_mib << 20) >> e->xe_pshift);
 }

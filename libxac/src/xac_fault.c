@@ -38,6 +38,7 @@
 #include "xac_log.h"
 #include "xac_os.h"
 #include "xac_seg.h"
+#include "xac_share.h"
 #include "xac_wp.h"
 
 /* Spans (in pages, powers of two) tried in turn when a one-page mprotect
@@ -469,6 +470,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         } else if (want == XP_WRITE && tx->tx_qdepth != 0) {
             say("libxac: write to the segment in a read-only transaction "
                 "(xbeginQuery)\n");
+        } else if (!tx->tx_update && tx->tx_keep && want == XP_READ &&
+                   xsh_map(e, pg) == 0) {
+            /* The window is the data file's now (xac_share.c). */
+            e->xe_flt.ft_faults++;
+            errno = saved;
+            return;
         } else if (xflt_grant(pg, want, by_wp) == 0) {
             e->xe_flt.ft_faults++;
             if (!tx->tx_update && tx->tx_keep && want == XP_READ &&

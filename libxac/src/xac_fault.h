@@ -15,6 +15,8 @@ struct xfault {
                                   * the faulting page (stats) */
     unsigned long ft_reused;     /* loads skipped: the working memory held
                                   * the version already (stats) */
+    unsigned long ft_shared;     /* pages queries mapped from the data file
+                                  * instead of copying them (stats) */
 };
 
 int xflt_install(void);

@@ -146,6 +146,7 @@ static void map_clear(struct xac_env *e)
     mp->mp_npages = 0;
     mp->mp_have = NULL;
     mp->mp_loaded = 0;
+    mp->mp_nshared = 0;
     tx->tx_pstate = NULL;
     tx->tx_touched = NULL;
     tx->tx_ntouched = tx->tx_tcap = 0;

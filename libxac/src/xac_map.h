@@ -25,6 +25,9 @@ struct xmap {
                                * version the working memory holds */
     size_t mp_loaded;         /* pages copied in since the last trim */
     size_t mp_trim_pages;     /* trim after this many (XAC_WORKING_MIB) */
+    int mp_share;             /* XAC_SHARE: queries may map windows of the
+                               * data file (xac_share.c) */
+    uint32_t mp_nshared;      /* windows mapped from the data file now */
 };
 
 static inline size_t xmap_have_bytes(const struct xmap *mp)

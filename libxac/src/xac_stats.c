@@ -56,6 +56,7 @@ int xStats(struct xac_stats *st)
     st->irrevocable_wait_ns = cn->cn_irrev_ns;
     st->conflict_pages = cn->cn_npages;
     st->pages_around = e->xe_flt.ft_around;
+    st->pages_shared = e->xe_flt.ft_shared;
     st->conflicts_untracked = cn->cn_untracked;
     st->writers = (int)cn->cn_writers;
     st->escalate_after = (int)cn->cn_escalate;

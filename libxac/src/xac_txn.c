@@ -29,6 +29,7 @@
 #include "xac_log.h"
 #include "xac_os.h"
 #include "xac_seg.h"
+#include "xac_share.h"
 #include "xac_wp.h"
 
 /* Above this many runs, one mprotect over the whole span is cheaper. */
@@ -108,6 +109,7 @@ static int protect_runs(struct xac_env *e, const uint32_t *t, size_t n,
 /* The last resort: revoke the whole segment (always one mapping). */
 static void revoke_all(struct xac_env *e)
 {
+    xsh_give_back_all(e);
     if (e->xe_wp.wp_pte)
         AZ(xwp_revoke(&e->xe_wp, 0, e->xe_map.mp_npages));
     else
@@ -138,6 +140,7 @@ static void drop_kept(struct xac_env *e)
 
     if (tx->tx_nkept == 0)
         return;
+    xsh_give_back_all(e);
     qsort(tx->tx_kept, tx->tx_nkept, sizeof *tx->tx_kept, cmp_u32);
     /* If the kernel refuses, the whole segment is one mapping (the
      * caller has no touched pages open). */
@@ -181,6 +184,10 @@ static void revoke_changed(struct xac_env *e)
         return;
     }
     qsort(tx->tx_touched, tx->tx_ntouched, sizeof *tx->tx_touched, cmp_u32);
+    /* A changed page of the data file's mapping: the whole window goes
+     * back to the working memory first (xac_share.c). */
+    for (i = 0; i < tx->tx_ntouched && e->xe_map.mp_nshared > 0; i++)
+        xsh_give_back(e, tx->tx_touched[i]);
     /* One revocation per run, never over a span: the kept pages between
      * runs stay. */
     for (i = 0; i < tx->tx_ntouched && rc == 0; i = j) {
@@ -358,6 +365,10 @@ static int txn_start(int query)
     tx->tx_conflict = 0;
     xlog_forget_before(&e->xe_log);
     tx->tx_update = !query;
+    /* An update's reads must fault and its writes go to the working
+     * memory: no window of the data file stays mapped (xac_share.c). */
+    if (!query)
+        xsh_give_back_all(e);
     if (!query)
         xcn_enter(&e->xe_cn, &e->xe_ctl);
     xcm_begin(e);

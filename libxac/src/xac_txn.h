@@ -19,8 +19,10 @@ enum xac_pstate {
                    * at tx_kept_stamp, not in the current readset */
     XP_OWN = 8,   /* flag: we hold the page's writer word */
     XP_LISTED = 16, /* flag: the page is in tx_kept */
-    XP_WP = 32    /* flag: the page's table entry may carry a userfaultfd
+    XP_WP = 32,   /* flag: the page's table entry may carry a userfaultfd
                    * write protection (xac_wp.c); survives every state */
+    XP_FILE = 64  /* flag, with XP_KEPT: the page's window is mapped from
+                   * the data file (xac_share.c) */
 };
 
 /* Flags a page keeps when its transaction state is reset. */

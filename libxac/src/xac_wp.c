@@ -98,6 +98,27 @@ static int ready(int fd, char *base, size_t len, int pte)
     return (reg.ioctls & need) == need;
 }
 
+int xwp_register(struct xwp *wp, uint32_t pg, size_t n)
+{
+    struct uffdio_register reg;
+    uint64_t need = ((uint64_t)1 << _UFFDIO_WRITEPROTECT) |
+                    ((uint64_t)1 << _UFFDIO_CONTINUE);
+
+    memset(&reg, 0, sizeof reg);
+    reg.range.start =
+        (unsigned long)(wp->wp_base + ((size_t)pg << wp->wp_pshift));
+    reg.range.len = n << wp->wp_pshift;
+    reg.mode = UFFDIO_REGISTER_MODE_WP | UFFDIO_REGISTER_MODE_MISSING |
+               UFFDIO_REGISTER_MODE_MINOR;
+    if (xos.ioctl(wp->wp_fd, UFFDIO_REGISTER, &reg) != 0)
+        return -1;
+    if ((reg.ioctls & need) != need) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return 0;
+}
+
 /* Register for page-table access, then open the whole mapping: its pages
  * have no entries yet, so every first access still faults.  1 on
  * success; else the mapping is still PROT_NONE (closing fd unregisters

@@ -25,6 +25,7 @@ static const struct values cases[] = {
     {"XAC_UFFD", {"on", "-1", "true", "0x1", NULL}, {"0", "1", NULL}},
     {"XAC_PTE", {"yes", "10", "off", NULL}, {"0", "1", NULL}},
     {"XAC_REUSE", {"2", "no", " 1", NULL}, {"0", "1", NULL}},
+    {"XAC_SHARE", {"2", "yes", "1 ", NULL}, {"0", "1", NULL}},
     {"XAC_WORKING_MIB",
      {"0", "-5", "12x", "1048577", "99999999999999999999999", NULL},
      {"1", "256", "1048576", NULL}},
@@ -170,7 +171,7 @@ int main(void)
     check_manual(manual);
     tu_tmpdir();
 
-    test_cond("the table has the 14 variables", xcfg_nvars == 14);
+    test_cond("the table has the 15 variables", xcfg_nvars == 15);
     test_cond("xEnvError before any refusal", xEnvError() == NULL);
     for (i = 0; i < xcfg_nvars; i++) {
         v = &xcfg_vars[i];
