@@ -8,6 +8,7 @@ in through the agent API, on SQLite and PostgreSQL.
 import csv
 import io
 import json
+import re
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -274,18 +275,26 @@ def test_kernel_only_write_cache_never_fills_the_thesis_write_cache_off_tables(
         return row
 
     row = fsync_row()
-    assert row["status"] == "missing" and row["lab"] is None
-    assert "write_cache=kernel-off (wanted off)" in row["missing"]
+    # After the run, the row says why this machine cannot fill it: the disk, its backend, the
+    # run and the setting it ran under, and what would give it a value.
+    assert row["status"] == "unavailable" and row["lab"] is None
+    assert row["missing"].startswith("cannot be measured on this machine: ")
+    assert "write cache of vda (kernel backend)" in row["missing"]
+    assert "ran with write_cache=kernel-off" in row["missing"]
+    assert "ATA, SCSI or NVMe" in row["missing"]
     assert row["kernel_only_label"] == "kernel flushes off; device cache unchanged"
     assert abs(row["kernel_only"]["value"] - 0.8) < 0.01  # ms
     assert row["kernel_only"]["flags"].keys() == {"kernel_only_write_cache"}
     page = client.get("/reproduction", params={"machine_id": machine_id})
     assert "kernel flushes off; device cache unchanged: 0.8" in page.text
+    assert "cannot be measured here" in page.text
+    assert re.search(r'data-testid="unavailable">\d+ cannot have one on this machine', page.text)
     assert "not the thesis&#39;s write-cache setting" in page.text
     markdown = client.get(
         f"/api/v1/machines/{machine_id}/reproduction", params={"format": "markdown"}
     ).text
     assert "kernel flushes off; device cache unchanged: 0.8" in markdown
+    assert "**cannot be measured here**" in markdown
 
     store_results(
         client,
@@ -341,3 +350,64 @@ def test_a_write_cache_factor_keeps_kernel_only_results_under_their_own_values(
     (pair,) = kernel["pairs"]
     assert pair["in_doubt"] and not pair["significant"]
     assert "A: kernel-only write cache; B: kernel-only write cache" in pair["verdict"]
+
+
+def _insert(procs: int, cache: dict[str, Any]) -> dict[str, Any]:
+    """A durable B+-tree (advisory) insert throughput at the thesis's 250,000 keys."""
+    return result_record(
+        benchmark="insert",
+        sut="libxac",
+        metric="throughput",
+        unit="ops/s",
+        better="higher",
+        params={
+            "tree": "btree",
+            "block_bytes": 4096,
+            "version": "transactional",
+            "count": 250000,
+            "procs": procs,
+            "durability": "durable",
+            "advisory": True,
+            "write_cache": cache["state"],
+        },
+        samples=steady(1000.0 * procs),
+        env=env(cache=cache),
+    )
+
+
+def test_a_derived_row_whose_operands_cannot_be_measured_here_says_so(
+    client: TestClient,
+) -> None:
+    machine_id, agent = register_machine(client, "lab-virtio", FINGERPRINT)
+    kernel_off = write_cache("off", "off", backend="kernel", disk="vda")
+    store_results(
+        client,
+        machine_id,
+        agent,
+        "search-tree",
+        [_insert(1, kernel_off), _insert(2, kernel_off)],
+        params={"write_cache": "off"},
+    )
+    body = client.get(f"/api/v1/machines/{machine_id}/reproduction").json()
+    table = next(t for t in body["tables"] if t["table"] == "5.5")
+    rows = {
+        r["column"]: r
+        for r in table["rows"]
+        if r["identity"].get("search_tree") == "B+-tree, w. adv."
+    }
+    assert rows["time_1proc"]["status"] == "unavailable"
+    assert rows["time_2proc"]["status"] == "unavailable"
+    for derived in ("speedup_pct", "speedup"):
+        row = rows[derived]
+        assert row["status"] == "unavailable" and row["lab"] is None
+        assert row["missing"].startswith("cannot be measured on this machine: needs ")
+        assert "which this machine cannot measure" in row["missing"]
+    # The CO B-tree was not run at all: still "not measured yet".
+    plain = next(
+        r
+        for r in table["rows"]
+        if r["identity"].get("search_tree") == "CO B-tree, no adv." and r["column"] == "speedup"
+    )
+    assert plain["status"] == "missing" and plain["missing"].startswith("not measured yet")
+    assert table["unavailable"] == 4
+    assert body["unavailable"] >= 4

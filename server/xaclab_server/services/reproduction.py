@@ -11,7 +11,9 @@ A lab value is one statistic of the newest result of this machine's current
 epoch that matches the mapping (:mod:`.reproduction_lookup`), with that
 result's validity flags.  Derived rows compute their formula from those
 values and carry every operand's flags.  A row with no value says "not
-measured yet" and why; a row that wants the device's write cache on or off
+measured yet" and why, or, when this machine cannot give it one (a disk whose
+write cache only the kernel's view of could be switched), "cannot be measured
+on this machine" and why; a row that wants the device's write cache on or off
 shows a kernel-only result (``kernel-off``: the kernel stopped sending flushes,
 the device's cache did not change) beside it under its own label, never as
 its value.
@@ -36,6 +38,7 @@ from xaclab_contracts.validity import WRITE_CACHE_LABELS
 from xaclab_server.models import Machine
 from xaclab_server.services.pairs import NOT_JUDGED_FLAG
 from xaclab_server.services.reproduction_lookup import (
+    CANNOT_MEASURE,
     NOT_MEASURED,
     Found,
     Lookup,
@@ -83,7 +86,8 @@ REPORT_TABLES = (
 )
 MAX_ID = 2**31 - 1  # ids are PostgreSQL integers
 THESIS_FIGURES = files.THESIS_FIGURES
-Status = Literal["measured", "derived", "missing"]
+# "unavailable": this machine cannot give the row a value, and ``missing`` says why.
+Status = Literal["measured", "derived", "missing", "unavailable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +147,7 @@ class ReportTable:
     caveats: list[str]
     unmapped: list[str]
     measured: int = 0
+    unavailable: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +166,7 @@ class Report:
     tables: list[ReportTable]
     measured: int = 0
     total: int = 0
+    unavailable: int = 0
 
 
 @dataclass(slots=True)
@@ -203,6 +209,7 @@ def build_report(
     )
     report.measured = sum(t.measured for t in tables)
     report.total = sum(len(t.rows) for t in tables)
+    report.unavailable = sum(t.unavailable for t in tables)
     return report
 
 
@@ -317,10 +324,19 @@ def _table(
             if other is not None:
                 kernel_only, _ = _measured(spec.cell, {spec.cell: other}, {}, unit)
             status: Status = "measured" if lab else "missing"
+            if lab is None and spec.cell in lookup.unavailable:
+                status, missing = "unavailable", lookup.unavailable[spec.cell]
             source, params = _describe(spec.cell), spec.cell.params_dict
         else:
             lab, missing = _derive(spec, table, siblings, found, unit)
             status = "derived" if lab else "missing"
+            cannot = [] if lab else _unavailable_operands(spec, table, siblings, lookup)
+            if cannot:
+                status = "unavailable"
+                missing = (
+                    f"{CANNOT_MEASURE}: needs {', '.join(cannot)}, which this machine "
+                    "cannot measure (the rows above say why)"
+                )
             source, params = f"{spec.cell.formula.text} ({spec.cell.text})", {}
         if lab is not None and is_cycles(spec.thesis_unit) and lab_clock and is_time(unit):
             cycles = time_to_cycles(lab.value, unit, clock_ghz=lab_clock, to_unit=spec.thesis_unit)
@@ -356,6 +372,7 @@ def _table(
         caveats=list(table.caveats),
         unmapped=[c for c in table.value_columns if c not in shown],
         measured=sum(r.lab is not None for r in rows),
+        unavailable=sum(r.status == "unavailable" for r in rows),
     )
 
 
@@ -513,6 +530,25 @@ def _derive(
         ),
         "",
     )
+
+
+def _unavailable_operands(
+    spec: _Spec,
+    table: ThesisTable,
+    siblings: dict[tuple[Any, ...], ReportRow],
+    lookup: Lookup,
+) -> list[str]:
+    """The operands of a derived row that this machine cannot measure."""
+    assert isinstance(spec.cell, Derived)
+    cannot = []
+    for name in sorted(spec.cell.formula.names):
+        sibling = siblings.get((spec.identity, name))
+        ref = table.refs.get(name)
+        if (sibling is not None and sibling.status == "unavailable") or (
+            sibling is None and ref is not None and ref in lookup.unavailable
+        ):
+            cannot.append(sibling.label if sibling is not None else table.labels.get(name, name))
+    return cannot
 
 
 def _operand(

@@ -22,7 +22,7 @@ from xaclab_server.services.reproduction import (
     ReportTable,
     ThesisCell,
 )
-from xaclab_server.services.reproduction_lookup import NOT_MEASURED
+from xaclab_server.services.reproduction_lookup import CANNOT_MEASURE, NOT_MEASURED
 
 _ADAPTER = TypeAdapter(Report)
 _ENV = Environment(
@@ -76,7 +76,8 @@ def identity_text(value: Any) -> str:
 def lab_detail(row: ReportRow) -> str:
     """Where a lab value comes from, or why there is none."""
     if row.lab is None:
-        return row.missing.removeprefix(NOT_MEASURED).lstrip(": ") or row.missing
+        reason = row.missing.removeprefix(NOT_MEASURED).removeprefix(CANNOT_MEASURE)
+        return reason.lstrip(": ") or row.missing
     runs = ", ".join(str(r) for r in row.lab.run_ids)
     parts = [f"run {runs}" if len(row.lab.run_ids) == 1 else f"runs {runs}"]
     if row.lab.n is not None:
@@ -152,7 +153,12 @@ def report_markdown(report: Report) -> str:
         f"{machine.epoch} (only results of this epoch are used)",
         f"- **Thesis:** {_md(report.thesis)}",
         f"- **Generated:** {report.generated_at.isoformat(timespec='seconds')} from the newest "
-        f"results of this machine; {report.measured} of {report.total} rows have a lab value.",
+        f"results of this machine; {report.measured} of {report.total} rows have a lab value"
+        + (
+            f"; {report.unavailable} cannot have one on this machine, and each says why."
+            if report.unavailable
+            else "."
+        ),
         "- **Units:** both sides in the thesis's unit; cycle counts as times (the thesis's "
         "through its machine's clock rate). lab/thesis is the ratio of the two; percentages "
         "show the difference in points.",
@@ -178,7 +184,9 @@ def _markdown_table(report: Report, table: ReportTable) -> list[str]:
     lines = [
         f"## Table {table.table}: {_md(table.title)}",
         "",
-        f"{table.measured} of {len(table.rows)} rows measured. Source: {_md(table.source)}.",
+        f"{table.measured} of {len(table.rows)} rows measured"
+        + (f"; {table.unavailable} cannot be on this machine" if table.unavailable else "")
+        + f". Source: {_md(table.source)}.",
         "",
         "| " + " | ".join(_md(h) for h in header) + " |",
         "|" + "---|" * len(header),
@@ -190,7 +198,13 @@ def _markdown_table(report: Report, table: ReportTable) -> list[str]:
             + (f"; {params_text(row.params)}" if row.params else "")
             + ")"
         )
-        lab = number(row.lab.value) if row.lab else "**not measured yet**"
+        lab = (
+            number(row.lab.value)
+            if row.lab
+            else "**cannot be measured here**"
+            if row.status == "unavailable"
+            else "**not measured yet**"
+        )
         notes = "; ".join(
             n for n in (lab_detail(row), flags_text(row.lab), kernel_only_text(row)) if n
         )

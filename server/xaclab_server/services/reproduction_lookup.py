@@ -18,7 +18,7 @@ show it under its own label.
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +33,7 @@ from xaclab_server.services.thesis_figures import Mapping, ParamValue
 # newest results is "not measured yet".
 SCAN_LIMIT = 5000
 NOT_MEASURED = "not measured yet"
+CANNOT_MEASURE = "cannot be measured on this machine"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,9 @@ class Lookup:
     # For a mapping asking for the device's write cache on or off: the newest result that
     # changed only the kernel's view instead.
     kernel_only: dict[Mapping, Found]
+    # Why such a mapping cannot have a value on this machine: the agent changed only the
+    # kernel's view because the device takes no write-cache command (issue J).
+    unavailable: dict[Mapping, str] = field(default_factory=dict)
 
 
 def find_latest(
@@ -85,6 +89,9 @@ def find_latest(
                 other = next((c for c in candidates if _matches(c.params, kernel)), None)
                 if other is not None:
                     lookup.kernel_only[mapping] = other
+                    lookup.unavailable[mapping] = _cannot_switch(
+                        session, other, dict(mapping.params)["write_cache"]
+                    )
     return lookup
 
 
@@ -96,6 +103,28 @@ def _kernel_only(
     if asked not in ("on", "off"):
         return None
     return tuple((k, f"kernel-{v}" if k == "write_cache" else v) for k, v in wanted)
+
+
+def _cannot_switch(session: Session, found: Found, asked: ParamValue) -> str:
+    """Why a row asking for the device's write cache ``asked`` cannot have a value here,
+    from the disks the kernel-only result's job changed (its ``env.write_cache``)."""
+    env = session.scalar(select(Result.env).where(Result.id == found.result_id)) or {}
+    disks = (env.get("write_cache") or {}).get("disks") or {}
+    named = [
+        f"{name} ({disk.get('backend', 'kernel')} backend)"
+        for name, disk in sorted(disks.items())
+        if isinstance(disk, dict) and not disk.get("device_changed")
+    ]
+    where = ", ".join(named) if named else "the disk under test"
+    return (
+        f"{CANNOT_MEASURE}: the agent could switch only the kernel's view of the write cache "
+        f"of {where} (a virtual or loop disk takes no cache command, or the agent is set to "
+        f"the kernel backend), so run {found.run_id} ran with write_cache=kernel-{_show(asked)} "
+        "and the device's own cache stayed as it was; the thesis switched the drives' own "
+        f"caches (write_cache={_show(asked)}). The kernel-only value is shown under its own "
+        "label; a disk whose cache the agent can switch (ATA, SCSI or NVMe, "
+        "docs/write-cache.md) gives the row its value"
+    )
 
 
 def _candidates(
