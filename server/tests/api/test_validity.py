@@ -280,7 +280,7 @@ def test_kernel_only_write_cache_never_fills_the_thesis_write_cache_off_tables(
     assert row["status"] == "unavailable" and row["lab"] is None
     assert row["missing"].startswith("cannot be measured on this machine: ")
     assert "write cache of vda (kernel backend)" in row["missing"]
-    assert "ran with write_cache=kernel-off" in row["missing"]
+    assert "ran with write_cache=kernel-off, not with the drive's own cache off" in row["missing"]
     assert "ATA, SCSI or NVMe" in row["missing"]
     assert row["kernel_only_label"] == "kernel flushes off; device cache unchanged"
     assert abs(row["kernel_only"]["value"] - 0.8) < 0.01  # ms

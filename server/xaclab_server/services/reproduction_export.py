@@ -185,7 +185,7 @@ def _markdown_table(report: Report, table: ReportTable) -> list[str]:
         f"## Table {table.table}: {_md(table.title)}",
         "",
         f"{table.measured} of {len(table.rows)} rows measured"
-        + (f"; {table.unavailable} cannot be on this machine" if table.unavailable else "")
+        + (f"; {table.unavailable} cannot be measured on this machine" if table.unavailable else "")
         + f". Source: {_md(table.source)}.",
         "",
         "| " + " | ".join(_md(h) for h in header) + " |",

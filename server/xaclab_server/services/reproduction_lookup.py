@@ -117,13 +117,10 @@ def _cannot_switch(session: Session, found: Found, asked: ParamValue) -> str:
     ]
     where = ", ".join(named) if named else "the disk under test"
     return (
-        f"{CANNOT_MEASURE}: the agent could switch only the kernel's view of the write cache "
-        f"of {where} (a virtual or loop disk takes no cache command, or the agent is set to "
-        f"the kernel backend), so run {found.run_id} ran with write_cache=kernel-{_show(asked)} "
-        "and the device's own cache stayed as it was; the thesis switched the drives' own "
-        f"caches (write_cache={_show(asked)}). The kernel-only value is shown under its own "
-        "label; a disk whose cache the agent can switch (ATA, SCSI or NVMe, "
-        "docs/write-cache.md) gives the row its value"
+        f"{CANNOT_MEASURE}: only the kernel's view of the write cache of {where} could be "
+        f"switched, so run {found.run_id} ran with write_cache=kernel-{_show(asked)}, not "
+        f"with the drive's own cache {_show(asked)} as in the thesis; a disk whose cache the "
+        "agent can switch (ATA, SCSI or NVMe, docs/write-cache.md) would give the row a value"
     )
 
 
