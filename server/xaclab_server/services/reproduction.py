@@ -547,7 +547,13 @@ def _unavailable_operands(
         if (sibling is not None and sibling.status == "unavailable") or (
             sibling is None and ref is not None and ref in lookup.unavailable
         ):
-            cannot.append(sibling.label if sibling is not None else table.labels.get(name, name))
+            cannot.append(
+                sibling.label
+                if sibling is not None
+                else f"{name} ({_describe(ref)})"
+                if ref is not None
+                else name
+            )
     return cannot
 
 
