@@ -335,7 +335,7 @@ def _table(
                 status = "unavailable"
                 missing = (
                     f"{CANNOT_MEASURE}: needs {', '.join(cannot)}, which this machine "
-                    "cannot measure (the rows above say why)"
+                    "cannot measure (the rows they come from say why)"
                 )
             source, params = f"{spec.cell.formula.text} ({spec.cell.text})", {}
         if lab is not None and is_cycles(spec.thesis_unit) and lab_clock and is_time(unit):
