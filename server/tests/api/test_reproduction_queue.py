@@ -43,10 +43,15 @@ def test_the_api_queues_every_matrix_the_tables_need(client: TestClient, app: Fa
 def test_the_thesis_page_queues_the_plan_with_one_button(client: TestClient, app: FastAPI) -> None:
     machine_id, _agent = register_machine(client, "lab-one-action")
     csrf = browser_login(client, app)
-    page = client.get(f"/reproduction?machine_id={machine_id}").text
+    shown = client.get(f"/reproduction?machine_id={machine_id}")
+    page = shown.text
     assert 'data-testid="reproduce-plan"' in page
     assert "Queue all 11 jobs on lab-one-action" in page
     assert "11 jobs have no estimate: no job of their suite and profile ran before" in page
+    # A new machine still learns roughly how long: the last full run, labelled as elsewhere.
+    assert said(shown, "reproduce-reference").startswith(
+        "the whole plan took 66 minutes on xaclab's development VM"
+    )
     reply = post_form(client, "/reproduction/queue", csrf, machine_id=str(machine_id))
     assert reply.status_code == 303
     assert reply.headers["location"] == f"/reproduction?machine_id={machine_id}&queued=11"

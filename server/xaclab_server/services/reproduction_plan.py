@@ -30,6 +30,13 @@ from xaclab_server.services.pairs import canonical
 from xaclab_server.services.suites import Suite
 
 HISTORY_JOBS = 2000  # earlier jobs of one suite and profile looked at for an estimate
+# What the whole plan took where it was last run in full (docs/thesis-reproduction.md), for a
+# machine that has run none of its jobs yet: a guide, not this machine's estimate.
+REFERENCE_RUN = (
+    "the whole plan took 66 minutes on xaclab's development VM (2 cores, a virtio disk whose "
+    "write cache only the kernel's view of could be switched; 2026-11-26): the durable "
+    "search-tree jobs 18, 7 and 34 minutes, every other job under 2 minutes"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +172,10 @@ class PlanEstimate:
     @property
     def unknown(self) -> int:
         return sum(m.unknown for m in self.matrices)
+
+    @property
+    def reference(self) -> str:
+        return REFERENCE_RUN
 
 
 Seen = list[tuple[int, dict[str, Any], float]]
