@@ -72,19 +72,11 @@ static int new_fd(void)
 
 /* Register [base, base + len) on fd for write protection, and (pte) for
  * missing and minor faults.  1 if every ioctl that use needs is there. */
-static int ready(int fd, char *base, size_t len, int pte)
+static int register_range(int fd, char *base, size_t len, int pte)
 {
-    struct uffdio_api api;
     struct uffdio_register reg;
     uint64_t need = (uint64_t)1 << _UFFDIO_WRITEPROTECT;
 
-    memset(&api, 0, sizeof api);
-    api.api = UFFD_API;
-    api.features = UFFD_FEATURE_SIGBUS | UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
-    if (pte)
-        api.features |= UFFD_FEATURE_MINOR_SHMEM;
-    if (xos.ioctl(fd, UFFDIO_API, &api) != 0)
-        return 0;
     memset(&reg, 0, sizeof reg);
     reg.range.start = (unsigned long)base;
     reg.range.len = len;
@@ -98,25 +90,28 @@ static int ready(int fd, char *base, size_t len, int pte)
     return (reg.ioctls & need) == need;
 }
 
+/* Enable the API on fd, then register_range.  1 on success. */
+static int ready(int fd, char *base, size_t len, int pte)
+{
+    struct uffdio_api api;
+
+    memset(&api, 0, sizeof api);
+    api.api = UFFD_API;
+    api.features = UFFD_FEATURE_SIGBUS | UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+    if (pte)
+        api.features |= UFFD_FEATURE_MINOR_SHMEM;
+    if (xos.ioctl(fd, UFFDIO_API, &api) != 0)
+        return 0;
+    return register_range(fd, base, len, pte);
+}
+
 int xwp_register(struct xwp *wp, uint32_t pg, size_t n)
 {
-    struct uffdio_register reg;
-    uint64_t need = ((uint64_t)1 << _UFFDIO_WRITEPROTECT) |
-                    ((uint64_t)1 << _UFFDIO_CONTINUE);
-
-    memset(&reg, 0, sizeof reg);
-    reg.range.start =
-        (unsigned long)(wp->wp_base + ((size_t)pg << wp->wp_pshift));
-    reg.range.len = n << wp->wp_pshift;
-    reg.mode = UFFDIO_REGISTER_MODE_WP | UFFDIO_REGISTER_MODE_MISSING |
-               UFFDIO_REGISTER_MODE_MINOR;
-    if (xos.ioctl(wp->wp_fd, UFFDIO_REGISTER, &reg) != 0)
-        return -1;
-    if ((reg.ioctls & need) != need) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return 0;
+    return register_range(wp->wp_fd,
+                          wp->wp_base + ((size_t)pg << wp->wp_pshift),
+                          n << wp->wp_pshift, 1)
+               ? 0
+               : -1;
 }
 
 /* Register for page-table access, then open the whole mapping: its pages

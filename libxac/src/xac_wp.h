@@ -44,7 +44,8 @@ int xwp_map_run(struct xwp *wp, uint32_t pg, size_t n);
  * -1 (errno set). */
 int xwp_revoke(struct xwp *wp, uint32_t pg, size_t n);
 /* wp_pte: register n pages from pg again, after the working memory was
- * mapped there anew (xac_share.c).  0 or -1 (errno set). */
+ * mapped there anew (xac_share.c).  0, or -1 if the kernel refused or
+ * lacks an ioctl page-table access needs. */
 int xwp_register(struct xwp *wp, uint32_t pg, size_t n);
 
 #endif

@@ -49,6 +49,7 @@ from xaclab_server.services.notifier import JobNotifier
 from xaclab_server.services.reproduction import load_report_figures
 from xaclab_server.services.results import load_validator
 from xaclab_server.services.suites import Suite, load_suites
+from xaclab_server.services.systems import declare_titles
 from xaclab_server.services.throttle import Throttle
 from xaclab_server.services.watcher import Watcher
 from xaclab_server.ui import crash as crash_page
@@ -65,6 +66,7 @@ def create_app(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> FastAPI:
     factory = make_sessionmaker(engine)
     notifier = JobNotifier()
     suite_declarations = load_suites(settings.suites_dir)
+    declare_titles(suite_declarations)
     libxac_git = (
         LibxacGit(settings.libxac_git_dir, settings.libxac_git_path)
         if settings.libxac_git_dir

@@ -544,16 +544,11 @@ def _unavailable_operands(
     for name in sorted(spec.cell.formula.names):
         sibling = siblings.get((spec.identity, name))
         ref = table.refs.get(name)
-        if (sibling is not None and sibling.status == "unavailable") or (
-            sibling is None and ref is not None and ref in lookup.unavailable
-        ):
-            cannot.append(
-                sibling.label
-                if sibling is not None
-                else f"{name} ({_describe(ref)})"
-                if ref is not None
-                else name
-            )
+        if sibling is not None:
+            if sibling.status == "unavailable":
+                cannot.append(sibling.label)
+        elif ref is not None and ref in lookup.unavailable:
+            cannot.append(f"{name} ({_describe(ref)})")
     return cannot
 
 

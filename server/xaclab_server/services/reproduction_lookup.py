@@ -89,9 +89,11 @@ def find_latest(
                 other = next((c for c in candidates if _matches(c.params, kernel)), None)
                 if other is not None:
                     lookup.kernel_only[mapping] = other
-                    lookup.unavailable[mapping] = _cannot_switch(
-                        session, other, dict(mapping.params)["write_cache"]
-                    )
+    caches = _write_caches(session, {f.result_id for f in lookup.kernel_only.values()})
+    for mapping, other in lookup.kernel_only.items():
+        lookup.unavailable[mapping] = _cannot_switch(
+            other, caches.get(other.result_id, {}), dict(mapping.params)["write_cache"]
+        )
     return lookup
 
 
@@ -105,11 +107,18 @@ def _kernel_only(
     return tuple((k, f"kernel-{v}" if k == "write_cache" else v) for k, v in wanted)
 
 
-def _cannot_switch(session: Session, found: Found, asked: ParamValue) -> str:
+def _write_caches(session: Session, result_ids: set[int]) -> dict[int, dict[str, Any]]:
+    """The ``env.write_cache`` of each of these results, read in one query."""
+    if not result_ids:
+        return {}
+    rows = session.execute(select(Result.id, Result.env).where(Result.id.in_(result_ids)))
+    return {rid: (env or {}).get("write_cache") or {} for rid, env in rows}
+
+
+def _cannot_switch(found: Found, write_cache: dict[str, Any], asked: ParamValue) -> str:
     """Why a row asking for the device's write cache ``asked`` cannot have a value here,
     from the disks the kernel-only result's job changed (its ``env.write_cache``)."""
-    env = session.scalar(select(Result.env).where(Result.id == found.result_id)) or {}
-    disks = (env.get("write_cache") or {}).get("disks") or {}
+    disks = write_cache.get("disks") or {}
     named = [
         f"{name} ({disk.get('backend', 'kernel')} backend)"
         for name, disk in sorted(disks.items())

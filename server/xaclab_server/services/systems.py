@@ -31,13 +31,11 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F
 MARKERS = ("circle", "square", "triangle", "diamond", "cross", "star")
 DASHES = ("", "7 3", "2 3", "9 3 2 3", "4 4", "1 2")
 SHADES = (0.0, -0.4, 0.4, 0.65, -0.2, 0.2)
-# How each system is written out: the titles the shipped suites declare (docs/suites.md,
-# "Systems"), so a new system needs no line here; one no suite declares keeps its identifier.
-TITLES = {
-    name: declaration.title
-    for suite in load_suites().values()
-    for name, declaration in suite.system_decls.items()
-}
+# How each system is written out: the titles its suites declare (docs/suites.md, "Systems"),
+# so a new system needs no line here; one no suite declares keeps its identifier.  The app
+# declares the suites it runs with (its suites directory); a caller outside an app gets the
+# shipped suites', read at the first title it asks for.
+_TITLES: dict[str, str] = {}
 UNITS = {"us": "µs", "ops/s": "operations/s", "1": "no unit", "count": "count"}
 
 
@@ -106,8 +104,19 @@ def shade(colour: str, amount: float) -> str:
     return "#" + "".join(f"{c:02X}" for c in mixed)
 
 
+def declare_titles(suites: Mapping[str, Suite]) -> None:
+    """Write each system as the suites declare it (the app calls this with its suites)."""
+    _TITLES.update(
+        (name, declaration.title)
+        for suite in suites.values()
+        for name, declaration in suite.system_decls.items()
+    )
+
+
 def title_of(name: str) -> str:
-    return TITLES.get(name, name)
+    if not _TITLES:
+        declare_titles(load_suites())
+    return _TITLES.get(name, name)
 
 
 def unit_words(unit: str) -> str:
