@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #define XCTL_MAGIC 0x4C434158u /* "XACL" in a little-endian dump */
-#define XCTL_FORMAT 5u
+#define XCTL_FORMAT 6u
 #define XCTL_NAME "xac.ctl"
 #define XCTL_SLOTS 4096u       /* process slots in a new file */
 #define XCTL_SLOTS_MIN XCTL_SLOTS
@@ -88,6 +88,9 @@ struct xctl_hdr {
     uint64_t ch_irrev_txn;   /* its id, 0 none */
     uint32_t ch_irrev_seq;   /* futex word: bumped when ch_irrev is freed */
     uint32_t ch_irrev_waiters; /* processes sleeping on ch_irrev_seq */
+    /* Format 6: the LSN up to which the tail's log file holds written
+     * zeros or records (xac_logfile.c, xlf_alloc); under ch_lock. */
+    uint64_t ch_log_zeroed;
 };
 
 enum xctl_slot_state { XS_FREE = 0, XS_LIVE = 1 };

@@ -254,10 +254,9 @@ static int place(struct xlog *lg, uint64_t c, uint64_t txn, uint64_t *tailp)
     }
     XASSERT(off >= XLOG_FHDR);
     rc = xlf_use(lg, (uint32_t)(tail >> 32));
-    if (rc == 0)
-        rc = xlf_alloc(lg, off + len);
     if (rc != 0)
         return rc;
+    xlf_alloc(lg, tail, off + len);
     memcpy(&rh, lg->lg_buf, sizeof rh);
     rh.lr_lsn = tail;
     rh.lr_stamp = c;

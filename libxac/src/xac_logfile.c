@@ -1,6 +1,7 @@
 /* xac_logfile.c: the log's files: names, headers, creation,
  * preallocation, descriptors and syncs (xac_logfile.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,13 +13,21 @@
 #include "xac_logfile.h"
 #include "xac_os.h"
 
-/* Log files grow by fallocate() and a write of zeros in steps of this
- * much, ahead of the appends: a record then lands in written blocks, and
- * the fdatasync that makes it stable does not also have to journal a new
- * file size, a block allocation or an unwritten-extent conversion (see
- * docs/libxac-durability.md).  Recovery reads the zeros past the last
- * record as the end of the log. */
+/* Log files grow by fallocate() in steps of this much, ahead of the
+ * appends: the blocks are reserved (a full disk shows up here, not in a
+ * record's write) and a commit's fdatasync does not also have to journal
+ * a block allocation.  See docs/libxac-durability.md, "Log
+ * preallocation". */
 #define XLOG_ALLOC_STEP (4u << 20)
+/* The fallocated blocks are "unwritten": a record written into one would
+ * make its commit's sync journal the conversion.  So the blocks ahead of
+ * the tail are written with zeros first, one chunk at a time, keeping the
+ * zeros about XLOG_ZERO_AHEAD ahead of the tail.  A whole step written
+ * and synced at once held up every commit queued behind it for 3-9 ms;
+ * a chunk costs one commit a 64 KiB write into the page cache, and its
+ * write-back, started at once, is long done when the tail reaches it. */
+#define XLOG_ZERO_CHUNK (64u << 10)
+#define XLOG_ZERO_AHEAD (1u << 20)
 
 int xlf_sync(const struct xlog *lg, int fd)
 {
@@ -101,55 +110,72 @@ void xlf_mark_stable(struct xctl_hdr *h, uint64_t t, uint64_t s)
     xac_store_max(&h->ch_log_dstamp, s);
 }
 
-/* Write zeros over [from, to) of a freshly allocated log range.  Blocks
- * from fallocate are "unwritten": the first write into each would make
- * the commit's fdatasync journal the conversion.  Written once here, the
- * blocks are plain data, and a commit's fdatasync writes only its record
- * (as PostgreSQL's zero-filled WAL segments).  Best effort. */
-static void zero_fill(int fd, uint64_t from, uint64_t to)
+/* Write zeros over [from, to) of log file lg_fno.  0, or -1 if a write
+ * failed (zeros are an optimisation: the record's own write reports a
+ * real error). */
+static int zero_fill(const struct xlog *lg, uint64_t from, uint64_t to)
 {
     static const char zeros[65536];
     size_t n;
 
     for (; from < to; from += n) {
         n = to - from < sizeof zeros ? (size_t)(to - from) : sizeof zeros;
-        if (xos_write_all(fd, zeros, n, (off_t)from) != 0)
-            return;
+        if (xos_write_all(lg->lg_fd, zeros, n, (off_t)from) != 0)
+            return -1;
     }
+    return 0;
 }
 
-/* Only an optimisation: where fallocate is unsupported or fails, the
- * append extends the file as before (and reports any real ENOSPC
- * itself). */
-int xlf_alloc(struct xlog *lg, uint64_t end)
+/* Reserve blocks of log file lg_fno up to at least end, a step at a
+ * time.  Where fallocate is unsupported or fails, appends extend the file
+ * as before (and report any real ENOSPC themselves): lg_alloc becomes
+ * UINT64_MAX. */
+static void reserve(struct xlog *lg, uint64_t end)
 {
     struct stat st;
     uint64_t want;
 
     if (end <= lg->lg_alloc)
-        return 0;
-    if (lg->lg_alloc == 0 && xos.fstat(lg->lg_fd, &st) == 0 &&
-        (uint64_t)st.st_size >= end) {
+        return;
+    if (xos.fstat(lg->lg_fd, &st) == 0 && (uint64_t)st.st_size >= end) {
         lg->lg_alloc = (uint64_t)st.st_size; /* another process grew it */
-        return 0;
+        return;
     }
     want = (end + XLOG_ALLOC_STEP - 1) / XLOG_ALLOC_STEP * XLOG_ALLOC_STEP;
     if (want > lg->lg_limit + XLOG_ALLOC_STEP)
         want = end;
-    if (xos.fstat(lg->lg_fd, &st) != 0 ||
-        xos.fallocate(lg->lg_fd, 0, 0, (off_t)want) != 0) {
-        lg->lg_alloc = UINT64_MAX; /* not here: plain appends */
-        return 0;
-    }
+    if (xos.fallocate(lg->lg_fd, 0, 0, (off_t)want) != 0)
+        want = UINT64_MAX; /* not here: plain appends */
     lg->lg_alloc = want;
-    /* Past the old end there are no records (appends happen under
-     * ch_lock, as this does).  The zeros are synced now, once per step:
-     * left dirty, each direct record write into them would first wait
-     * for the kernel to write back the cached zeros of its blocks, and
-     * each commit's fdatasync would carry some of them.  A failed sync
-     * may have dropped unsynced records too: the log fails. */
-    zero_fill(lg->lg_fd, (uint64_t)st.st_size, want);
-    return xlf_sync(lg, lg->lg_fd);
+}
+
+void xlf_alloc(struct xlog *lg, uint64_t tail, uint64_t end)
+{
+    struct xctl_hdr *h = xlf_ch(lg);
+    uint64_t file = tail & ~(uint64_t)0xffffffffu, zeroed = h->ch_log_zeroed;
+    uint64_t from = tail & 0xffffffffu, to;
+
+    /* Zeros already written in this file count from where they end; never
+     * below the tail (records are there). */
+    if ((zeroed & ~(uint64_t)0xffffffffu) == file &&
+        (zeroed & 0xffffffffu) > from)
+        from = zeroed & 0xffffffffu;
+    if (from >= end + XLOG_ZERO_AHEAD)
+        return;
+    to = from + XLOG_ZERO_CHUNK > end ? from + XLOG_ZERO_CHUNK : end;
+    to = (to + XLOG_ZERO_CHUNK - 1) / XLOG_ZERO_CHUNK * XLOG_ZERO_CHUNK;
+    reserve(lg, to);
+    if (lg->lg_alloc == UINT64_MAX)
+        return;
+    if (to > lg->lg_alloc)
+        to = lg->lg_alloc;
+    if (to <= from || zero_fill(lg, from, to) != 0)
+        return;
+    ST(&h->ch_log_zeroed, file | to);
+    /* Start the zeros' write-back now, without waiting: a hint, and a
+     * failure of it changes nothing (the next sync writes them). */
+    (void)sync_file_range(lg->lg_fd, (off_t)from, (off_t)(to - from),
+                          SYNC_FILE_RANGE_WRITE);
 }
 
 int xlf_create(const struct xlog *lg, uint32_t fno, uint64_t first)

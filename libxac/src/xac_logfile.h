@@ -67,9 +67,13 @@ int xlf_reopen(const struct xlog *lg, uint32_t fno, int flags, int *fd,
                uint32_t *no);
 /* Make lg_fd the descriptor of log file fno.  0 or errno. */
 int xlf_use(struct xlog *lg, uint32_t fno);
-/* Make sure log file lg_fno has blocks up to end.  0, or the errno value
- * of a failed sync (the caller fails the log). */
-int xlf_alloc(struct xlog *lg, uint64_t end);
+/* Under ch_lock, before a record is written at LSN tail up to offset end
+ * of the tail's file (lg_fno): reserve blocks ahead of it and make sure
+ * the record lands on written zeros, writing the next chunk of zeros
+ * ahead when the zeroed front (ch_log_zeroed) is near.  Best effort:
+ * where it cannot, the record's write extends the file or converts the
+ * blocks itself. */
+void xlf_alloc(struct xlog *lg, uint64_t tail, uint64_t end);
 /* Create log file fno (replacing a leftover) for records from stamp first
  * on, and make it and its directory entry stable.  0 or errno. */
 int xlf_create(const struct xlog *lg, uint32_t fno, uint64_t first);

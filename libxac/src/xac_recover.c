@@ -179,6 +179,7 @@ int xrcv_recover(struct xlog *lg, int datafd, const char *path)
     ST(&h->ch_log_prev, tail);
     ST(&h->ch_log_tail_stamp, last);
     ST(&h->ch_log_synced, tail);
+    ST(&h->ch_log_zeroed, tail);
     ST(&h->ch_log_dstamp, last);
     ST(&h->ch_log_leader, 0);
     ST(&h->ch_log_failed, 0);
