@@ -178,5 +178,48 @@ done
 check tree_insert search-tree libxac --count 400 --reps 1 --procs 2 --tree all --durability durable
 skips tree_blocks --procs 2
 
+# passes: --quick searches each key 20 times; the results say so, count
+# every search (one latency each) and keep the 100 most expensive of a
+# pass, most expensive first; one pass carries no "passes"; --passes with
+# inserts is refused (exit 2, a sentence, nothing on stdout).
+passes_ok() {
+    "$PYTHON" - "$work/out" "$1" "$2" <<'PYEOF'
+import json, sys
+path, passes, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+results = [json.loads(line) for line in open(path)]
+bad = []
+for r in results:
+    got = r["params"].get("passes")
+    if got != (passes if passes > 1 else None):
+        bad.append(f"{r['metric']}: passes {got}")
+    if r["metric"] == "search_latency" and len(r["samples"]) != 2 * count * passes:
+        bad.append(f"search_latency: {len(r['samples'])} samples")
+    if r["metric"] == "search_latency_top":
+        s = r["samples"]
+        if len(s) != min(100, count) or s != sorted(s, reverse=True):
+            bad.append("search_latency_top: not the top of a pass, most expensive first")
+print("  " + ("; ".join(bad) if bad else f"{len(results)} results as expected"))
+sys.exit(1 if bad or not results else 0)
+PYEOF
+}
+for n in 20 1; do
+    args="--count 400 --reps 2 --tree btree --block-bytes 4096"
+    [ "$n" = 1 ] && args="$args --passes 1"
+    # shellcheck disable=SC2086 # args is a list of options
+    if "$BIN/tree_blocks" --quick --dir "$work" $args >"$work/out" 2>"$work/err" &&
+        passes_ok "$n" 400; then
+        pass "tree_blocks --quick: $n search passes reported and counted"
+    else
+        fail "tree_blocks --quick: $n search passes"
+    fi
+done
+"$BIN/tree_insert" --quick --dir "$work" --passes 3 >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc -eq 2 ] && [ ! -s "$work/out" ] && grep -q "search only" "$work/err"; then
+    pass "tree_insert refuses --passes with inserts"
+else
+    fail "tree_insert --passes 3: exit $rc"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

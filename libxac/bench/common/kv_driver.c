@@ -12,6 +12,11 @@
 #include <string.h>
 
 #define MAX_OPTIONS 32
+/* --quick searches: each process searches its keys this many times. */
+#define QUICK_SEARCH_PASSES 20
+/* Operations a run keeps a latency for (count * passes), as --count's
+ * own limit. */
+#define MAX_OPERATIONS 100000000
 
 static const char *const op_names[] = {"insert", "search", "scan", NULL};
 
@@ -84,13 +89,13 @@ static int measure_all(struct xb_kv_run *run, const struct xb_kv_config *cfgs,
     xb_workload_keys(run->keys, (size_t)run->count, run->seed, run->order);
     run->distinct = count_distinct(run->keys, run->count);
     if (run->store->latency_top) {
-        run->all_latency =
-            malloc((size_t)(run->count * run->reps) * sizeof(double));
+        run->all_latency = malloc(
+            (size_t)(run->count * run->passes * run->reps) * sizeof(double));
         if (run->all_latency == NULL)
             xb_die_errno("malloc");
     }
     run->sh_bytes = sizeof(struct xb_kv_shared) +
-                    (size_t)run->count * sizeof(double);
+                    (size_t)(run->count * run->passes) * sizeof(double);
     run->sh = xb_shared_new(run->sh_bytes);
     run->nconfigs = n;
     int rc = 0, c;
@@ -114,6 +119,7 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
         return xb_crash_main(argc - 1, argv + 1, st);
     static const char *const orders[] = {"random", "sorted", NULL};
     long long count = -1, reps = -1, procs = 1, seed = XB_WORKLOAD_SEED;
+    long long passes = -1;
     int quick = 0, verify = 0, no_verify = 0;
     const char *dir = NULL, *mode = NULL, *durability = NULL, *tree = NULL;
     const char *order = "random";
@@ -138,6 +144,10 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
          "workload seed (default 20050520)"},
         {"reps", XB_OPT_INT, &reps, 1, 1000, NULL,
          "repetitions, each on a fresh store (default 3; quick 2)"},
+        {"passes", XB_OPT_INT, &passes, 1, 1000, NULL,
+         "--op search: times each process searches all its keys (default "
+         "1; quick 20: 2,000 searches take about a millisecond, too short "
+         "to measure)"},
         {NULL, 0, NULL, 0, 0, NULL, NULL}};
     const struct xb_opt last[] = {
         {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
@@ -174,6 +184,7 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
     run.store = st;
     run.count = count >= 0 ? count : quick ? 2000 : 100000;
     run.reps = reps >= 0 ? reps : quick ? 2 : 3;
+    run.passes = passes >= 0 ? passes : 1;
     run.verify = verify || (quick && !no_verify);
     run.seed = (uint64_t)seed;
     run.order = (enum xb_order)xb_order_parse(order);
@@ -181,6 +192,19 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
     run.op = strcmp(op, "insert") == 0   ? XB_KV_INSERT
              : strcmp(op, "search") == 0 ? XB_KV_SEARCH
                                          : XB_KV_SCAN;
+    if (run.op != XB_KV_SEARCH && run.passes > 1) {
+        fprintf(stderr, "%s: --passes applies to --op search only.\n",
+                st->prog);
+        return 2;
+    }
+    if (run.op == XB_KV_SEARCH && passes < 0 && quick)
+        run.passes = QUICK_SEARCH_PASSES;
+    if (run.count * run.passes > MAX_OPERATIONS) {
+        fprintf(stderr, "%s: --count times --passes is %lld operations; at "
+                "most %d are kept.\n", st->prog, run.count * run.passes,
+                MAX_OPERATIONS);
+        return 2;
+    }
     if (run.count < procs) {
         fprintf(stderr, "%s: --count must be at least --procs.\n", st->prog);
         return 2;

@@ -88,8 +88,12 @@ static int child(const struct xb_proc *self, int p, void *argp)
     unsigned char v[XB_KV_MAX_VALUE];
     struct xb_kv_key key;
     int failed = 0;
-    for (size_t i = begin; i < end && run->op != XB_KV_SCAN && !failed;
-         i++) {
+    size_t per = end - begin, nops = per * (size_t)run->passes;
+    for (size_t o = 0; o < nops && run->op != XB_KV_SCAN && !failed; o++) {
+        /* Pass o / per over this process's keys; its latency goes to
+         * operation i of the run's count * passes. */
+        size_t i = begin + o % per;
+        size_t slot = (o / per) * (size_t)run->count + i;
         uint64_t t0, t1;
         key.n = run->keys[i];
         xb_key_encode(key.n, key.bytes);
@@ -109,7 +113,7 @@ static int child(const struct xb_proc *self, int p, void *argp)
                 failed = 1;
             }
         }
-        run->sh->latency_us[i] = (double)(t1 - t0) / 1e3;
+        run->sh->latency_us[slot] = (double)(t1 - t0) / 1e3;
     }
     if (run->op == XB_KV_SCAN) {
         me->visited = st->scan(h);
@@ -266,18 +270,59 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The TOP_LATENCIES most expensive of the n operations v, most expensive
+ * first (v is sorted). */
+static void add_top(double *v, long long n, xb_result *top)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_desc);
+    for (long long j = 0; j < n && j < TOP_LATENCIES; j++)
+        xb_sample(top, v[j]);
+}
+
+static int cmp_asc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* With --passes: sample j is the median, over every pass of every
+ * repetition, of that pass's j-th most expensive operation.  The top of
+ * all passes pooled would be a rarer quantile the more passes there are
+ * (and mostly timer interrupts); this keeps "the 100 most expensive of a
+ * pass over the keys", with the noise of one pass averaged out. */
+static void add_top_by_pass(struct xb_kv_run *run, xb_result *top)
+{
+    long long blocks = run->nlatency / run->count;
+    long long k = run->count < TOP_LATENCIES ? run->count : TOP_LATENCIES;
+    double *col = malloc((size_t)blocks * sizeof *col);
+    if (col == NULL)
+        xb_die_errno("malloc");
+    for (long long b = 0; b < blocks; b++)
+        qsort(run->all_latency + b * run->count, (size_t)run->count,
+              sizeof(double), cmp_desc);
+    for (long long j = 0; j < k; j++) {
+        for (long long b = 0; b < blocks; b++)
+            col[b] = run->all_latency[b * run->count + j];
+        qsort(col, (size_t)blocks, sizeof *col, cmp_asc);
+        xb_sample(top, blocks % 2 ? col[blocks / 2]
+                                  : (col[blocks / 2 - 1] + col[blocks / 2]) / 2);
+    }
+    free(col);
+}
+
 /* The repetition's latencies: kept for the end (latency_top), or
  * 100,000/reps of them sampled now. */
 static void add_latencies(struct xb_kv_run *run, xb_result *lat)
 {
+    long long ops = run->count * run->passes;
     if (run->store->latency_top) {
         memcpy(run->all_latency + run->nlatency, run->sh->latency_us,
-               (size_t)run->count * sizeof(double));
-        run->nlatency += run->count;
+               (size_t)ops * sizeof(double));
+        run->nlatency += ops;
         return;
     }
     long long quota = MAX_LATENCY_SAMPLES / run->reps;
-    add_evenly(lat, run->sh->latency_us, run->count, quota < 1 ? 1 : quota);
+    add_evenly(lat, run->sh->latency_us, ops, quota < 1 ? 1 : quota);
 }
 
 /* log_bytes_per_insert and log_syncs_per_insert of one repetition. */
@@ -375,7 +420,7 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         }
         rate = (double)visited / secs;
     } else {
-        rate = (double)run->count / secs;
+        rate = (double)(run->count * run->passes) / secs;
         add_latencies(run, rs[R_LATENCY]);
     }
     xb_sample(rs[R_THROUGHPUT], rate);
@@ -430,6 +475,8 @@ static void add_params(const struct xb_kv_run *run,
                        const struct xb_kv_config *cfg, xb_result *r)
 {
     xb_param_int(r, "count", run->count);
+    if (run->passes > 1) /* absent: one pass, as before the option */
+        xb_param_int(r, "passes", run->passes);
     xb_param_int(r, "procs", cfg->procs);
     xb_param_str(r, "durability", xb_kv_durability_of(run->store, cfg->mode));
     xb_param_str(r, "mode", cfg->mode);
@@ -485,10 +532,10 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
     if (rc == 0 && run->nlatency > 0) {
         add_evenly(rs[R_LATENCY], run->all_latency, run->nlatency,
                    MAX_LATENCY_SAMPLES);
-        qsort(run->all_latency, (size_t)run->nlatency, sizeof(double),
-              cmp_desc);
-        for (long long j = 0; j < run->nlatency && j < TOP_LATENCIES; j++)
-            xb_sample(rs[R_TOP], run->all_latency[j]);
+        if (run->passes > 1)
+            add_top_by_pass(run, rs[R_TOP]);
+        else
+            add_top(run->all_latency, run->nlatency, rs[R_TOP]);
     }
     for (int k = 0; k < NRESULTS; k++) {
         if (rs[k] == NULL)

@@ -27,7 +27,7 @@ struct xb_kv_proc_share {
 /* Memory the children share with the parent, cleared every repetition. */
 struct xb_kv_shared {
     struct xb_kv_proc_share proc[XB_PROCS_MAX];
-    double latency_us[]; /* one per key */
+    double latency_us[]; /* one per operation (count * passes) */
 };
 
 struct xb_kv_run {
@@ -35,6 +35,8 @@ struct xb_kv_run {
     enum xb_kv_op op;
     const char *op_name;
     long long count, reps;
+    long long passes;    /* --op search: times each process searches its
+                          * keys (ops = count * passes) */
     uint64_t seed;
     enum xb_order order;
     int verify;

@@ -48,11 +48,17 @@ def test_steps_of_5_percent_that_the_noise_lets_show_are_found(
     quiet = bench.quiet_enough(measured["levels"])
     assert quiet is not None, "F1 >= 0.9 on no noise level at all"
     edge, series, _f1 = quiet
-    assert edge >= 0.02 and series >= 10
+    assert edge >= 0.03 and series >= 100
 
 
 def test_noisier_series_hide_more_of_the_same_steps(measured: dict[str, Any]) -> None:
-    """Recall on steps >= 5 % falls from the quietest noise level to the noisiest."""
+    """Recall on steps >= 5 % falls from the quiet noise levels (below 3 %) to the noisiest.
+
+    Below 1 % sit series whose values are quantized (latencies of 0.09, 0.10 or 0.11 us):
+    their robust noise reads 0 while they scatter by a step of the quantum, so the quietest
+    level is not always the one with the highest recall."""
     levels = [level for level in measured["levels"] if level.steps.hits + level.steps.misses]
     recalls = [level.steps.scores()[1] for level in levels]
-    assert recalls[0] > 0.9 > 0.2 > recalls[-1]
+    quiet = recalls[:3]
+    assert recalls[-1] < 0.2 < 0.9 < max(quiet)
+    assert min(quiet) > 0.85

@@ -36,6 +36,10 @@ What this module adds to Otava's merge test (docs/change-points.md):
   significant once there are enough points, and is fooled by one far outlier;
 - **a minimum of points on each side** (``min_points``), so that one odd run
   at the end of a series is not a change yet;
+- with the rank test, the split's energy statistic Q is computed on the window's
+  points clipped to 3 robust standard deviations about their median
+  (:func:`_clipped`): one far outlier then no longer decides where the split
+  falls;
 - the pooled standard deviation uses n - 1 (Otava passes NumPy's n
   standard deviation to SciPy, which expects n - 1, so its p-values are a
   little smaller);
@@ -154,8 +158,17 @@ def split_in_windows(series: Floats, options: Options, *, max_pvalue: float) -> 
 
 
 def divisive(series: Floats, options: Options, *, max_pvalue: float) -> list[int]:
-    """Recursive E-Divisive over the whole of ``series``: split at the best Q while significant."""
-    distances = np.abs(series[:, None] - series[None, :])
+    """Recursive E-Divisive over the whole of ``series``: split at the best Q while significant.
+
+    With the rank test, Q is computed on the window's points clipped to CLIP robust standard
+    deviations about their median: on the raw values one far outlier (a run that caught a
+    timer interrupt) holds most of the energy, and the best split lands beside it instead
+    of at the step.  (Ranks would tame it too, but they erase the size of the gap at a step:
+    two separated groups become one even ramp, and the split wanders off by a point.)"""
+    basis = series
+    if options.test == "rank" and not options.otava_compatible:
+        basis = _clipped(series)
+    distances = np.abs(basis[:, None] - basis[None, :])
     prefix = np.zeros((len(series) + 1, len(series) + 1))
     prefix[1:, 1:] = distances.cumsum(axis=0).cumsum(axis=1)
     cuts: list[int] = []
@@ -175,6 +188,20 @@ def divisive(series: Floats, options: Options, *, max_pvalue: float) -> list[int
         if p_value(series[s:tau], series[tau:e], options) > max_pvalue:
             return cuts
         cuts = sorted([*cuts, tau])
+
+
+CLIP = 3.0  # robust standard deviations about the median (docs/change-points.md)
+
+
+def _clipped(series: Floats) -> Floats:
+    """The points, those farther than CLIP robust standard deviations (1.4826 x the median
+    absolute deviation) from their median pulled in to that distance.  A step inside the
+    window widens the deviation with it, so the two sides' points are left as they are."""
+    middle = float(np.median(series))
+    spread = MAD_TO_SD * float(np.median(np.abs(series - middle)))
+    if spread == 0:
+        return series
+    return np.clip(series, middle - CLIP * spread, middle + CLIP * spread)
 
 
 def best_split(prefix: Floats, start: int, end: int) -> tuple[int, float] | None:
