@@ -180,8 +180,9 @@ skips tree_blocks --procs 2
 
 # passes: --quick searches each key 20 times; the results say so, count
 # every search (one latency each) and keep the 100 most expensive of a
-# pass, most expensive first; one pass carries no "passes"; --passes with
-# inserts is refused (exit 2, a sentence, nothing on stdout).
+# pass, most expensive first; one pass carries no "passes"; with inserts
+# --passes measures nothing and says so, as other options that do not
+# apply.
 passes_ok() {
     "$PYTHON" - "$work/out" "$1" "$2" <<'PYEOF'
 import json, sys
@@ -213,13 +214,7 @@ for n in 20 1; do
         fail "tree_blocks --quick: $n search passes"
     fi
 done
-"$BIN/tree_insert" --quick --dir "$work" --passes 3 >"$work/out" 2>"$work/err"
-rc=$?
-if [ $rc -eq 2 ] && [ ! -s "$work/out" ] && grep -q "search only" "$work/err"; then
-    pass "tree_insert refuses --passes with inserts"
-else
-    fail "tree_insert --passes 3: exit $rc"
-fi
+skips tree_insert --passes 3
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
