@@ -92,6 +92,27 @@ static int front_ahead(const char *what)
     return ok;
 }
 
+/* Attach (the mapping checked under the name mapped), then COMMITS commits of WIDE pages
+ * (values from v on), the fdatasync calls counted in nsync.  1 if all
+ * committed. */
+static int commit_counting_syncs(const char *mapped, int v)
+{
+    char *x;
+    int ok = 1;
+
+    E(xInit("ctl", DURABLE));
+    x = xMmap("d.db", (size_t)NP * PAGESIZE);
+    test_cond(mapped, x != MAP_FAILED);
+    if (x == MAP_FAILED)
+        return 0;
+    xos.fdatasync = count_sync;
+    nsync = 0;
+    for (int c = 0; c < COMMITS; c++)
+        ok &= rewrite(x, (c * WIDE) % (NP - WIDE), WIDE, c + v) == COMMITTED;
+    xos_reset();
+    return ok;
+}
+
 static void big_then_die(void *arg)
 {
     char *x;
@@ -116,15 +137,7 @@ int main(void)
     /* The buffered path first: each lone commit is one fdatasync. */
     if (setenv("XAC_LOG_DIRECT", "0", 1) != 0)
         return 1;
-    E(xInit("ctl", DURABLE));
-    x = xMmap("d.db", (size_t)NP * PAGESIZE);
-    test_cond("xMmap", x != MAP_FAILED);
-    xos.fdatasync = count_sync;
-    nsync = 0;
-    ok = 1;
-    for (c = 0; c < COMMITS; c++)
-        ok &= rewrite(x, (c * WIDE) % (NP - WIDE), WIDE, c + 1) == COMMITTED;
-    xos_reset();
+    ok = commit_counting_syncs("xMmap", 1);
     printf("# %d commits of %d pages: %d syncs, %llu log bytes\n", COMMITS,
            WIDE, nsync, (unsigned long long)tu_stats().log_bytes);
     test_cond("every commit committed", ok);
@@ -138,15 +151,7 @@ int main(void)
     /* The alone commit's direct write: no fdatasync at all, even where
      * the log grows. */
     unsetenv("XAC_LOG_DIRECT");
-    E(xInit("ctl", DURABLE));
-    x = xMmap("d.db", (size_t)NP * PAGESIZE);
-    test_cond("xMmap again", x != MAP_FAILED);
-    xos.fdatasync = count_sync;
-    nsync = 0;
-    ok = 1;
-    for (c = 0; c < COMMITS; c++)
-        ok &= rewrite(x, (c * WIDE) % (NP - WIDE), WIDE, c + 7) == COMMITTED;
-    xos_reset();
+    ok = commit_counting_syncs("xMmap again", 7);
     printf("# %d direct commits: %d fdatasyncs, %llu direct writes\n",
            COMMITS, nsync, (unsigned long long)tu_stats().log_direct_writes);
     test_cond("every direct commit committed", ok);
