@@ -25,11 +25,12 @@ FORMER_SYSTEM_SPECIFIC = {
 }
 FORMER_OBSERVED = {"write_protect", "access_control"}
 # Declared since, "system" in the suite files, no line in the server:
-# LIBXAC's admission limit and escalation threshold (issue I), and the
+# LIBXAC's admission limit and turn and escalation threshold (issue I), and the
 # knobs of the systems added since (SQLite, PMDK, RocksDB:
 # docs/benchmarks-systems.md).
 ADDED_SYSTEM_SPECIFIC = {
     "writers",
+    "turn_us",
     "escalate_after",
     "mmap_mib",
     "synchronous",

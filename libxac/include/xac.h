@@ -61,8 +61,10 @@
  *   transaction commits within XAC_ESCALATE + 1 attempts (aborts by
  *   xFail(), XAC_EFULL or XAC_EIO aside).  While it runs, other
  *   processes' commits wait in xend().  At most XAC_WRITERS update
- *   transactions (default: the CPUs) run at once; another xbegin() waits
- *   (see Environment).  Read-only transactions never wait for either.
+ *   transactions (default: twice the CPUs) run at once, each process for
+ *   a turn of XAC_TURN_US (default 1 ms) of transactions in a row;
+ *   another xbegin() waits (see Environment).  Read-only transactions
+ *   never wait for either.
  * - A process that dies inside a transaction never blocks the others: its
  *   writer words are recognized as stale, its slot is freed, its
  *   transaction is aborted.  If it dies while holding the commit lock, the
@@ -160,12 +162,22 @@
  *   XAC_WRITERS=0..4096 (default 0)
  *       how many update transactions (xbegin()) of the processes on the
  *       control directory run at once; another xbegin() waits until one
- *       of them publishes its commit or aborts.  0 = as many as the CPUs
- *       this process may run on; 4096 (the number of process slots) =
- *       no limit.  A throttle, not a lock: a process that has seen no
- *       admitted transaction finish for about 20 ms runs anyway, so
- *       transactions that wait for each other across processes cannot
+ *       of them publishes its commit or aborts, or, within its turn
+ *       (XAC_TURN_US), until it is between two transactions.  0 = twice
+ *       the CPUs this process may run on; 4096 (the number of process
+ *       slots) = no limit.  A throttle, not a lock: a process that has
+ *       seen no admitted transaction finish for about 20 ms runs anyway,
+ *       so transactions that wait for each other across processes cannot
  *       deadlock.  Read-only transactions are never held back.
+ *   XAC_TURN_US=0..1000000 (default 1000)
+ *       an admitted process's turn, in microseconds: its update
+ *       transactions that begin within this time of its admission keep
+ *       its place among the XAC_WRITERS, without waiting; after the turn
+ *       its next xbegin() lets a waiting process in first.  Between two
+ *       transactions of a turn the place is held: a process that comes
+ *       looking for one, or wakes from a 2 ms wait, takes it over.  A
+ *       durable commit leaves at once (it waits for the log).  0 = every
+ *       transaction waits anew, as before turns.
  *   XAC_ESCALATE=0..1000 (default 8)
  *       after this many consecutive conflict aborts, a process runs its
  *       next attempt irrevocable: it waits for its turn, and while it
@@ -639,6 +651,13 @@ struct xac_stats {
     unsigned long long admission_overruns; /**< ... and then ran anyway:
                                         *   no admitted transaction had
                                         *   finished for about 20 ms */
+    unsigned long long admission_turn_kept; /**< xbegin()s that kept the
+                                        *   place of the previous
+                                        *   transaction (XAC_TURN_US) */
+    unsigned long long admission_taken_over; /**< xbegin()s that took over
+                                        *   the place another process
+                                        *   held between two transactions
+                                        *   of its turn */
     unsigned long long irrevocable_wait_ns; /**< time commits waited for
                                         *   another process's irrevocable
                                         *   transaction, and escalations
@@ -658,6 +677,8 @@ struct xac_stats {
                                         *   limit) */
     int escalate_after;                /**< XAC_ESCALATE in effect (0:
                                         *   never) */
+    int turn_us;                       /**< XAC_TURN_US in effect (0:
+                                        *   no turns) */
     unsigned long long pages_shared;   /**< pages read-only transactions
                                         *   of this process mapped straight
                                         *   from the data file's page cache

@@ -544,7 +544,7 @@ static int commit_durable(struct xac_env *e, size_t nw)
         xseg_unlock(sg);
         if (rc == 0)
             tx->tx_committed_at = c;
-        xcn_leave(&e->xe_cn, &e->xe_ctl);
+        xcn_leave(&e->xe_cn, &e->xe_ctl, 1); /* stable already */
         return rc;
     }
     ST(&h->ch_direct, 0);
@@ -561,8 +561,9 @@ static int commit_durable(struct xac_env *e, size_t nw)
     if (rc != 0)
         return rc;
     tx->tx_committed_at = c;
-    /* Published: others may be admitted while we wait for the log. */
-    xcn_leave(&e->xe_cn, &e->xe_ctl);
+    /* Published: others may be admitted while we wait for the log (a
+     * place held through the sync would keep a CPU idle). */
+    xcn_leave(&e->xe_cn, &e->xe_ctl, 0);
     /* Published: a transaction that writes these pages now reads our
      * versions, and its record follows ours in the log, so it cannot be
      * stable before ours.  Holding the words through the sync would only
@@ -626,6 +627,6 @@ int xcm_commit(struct xac_env *e)
     if ((++tx->tx_commits & 255) == 0)
         xctl_reap(&e->xe_ctl);
     xseg_unlock(sg);
-    xcn_leave(&e->xe_cn, &e->xe_ctl);
+    xcn_leave(&e->xe_cn, &e->xe_ctl, rc == 0);
     return rc;
 }

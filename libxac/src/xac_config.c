@@ -49,9 +49,16 @@ const struct xcfg_var xcfg_vars[] = {
          "conflict policy (xSetPolicy)"),
     RANGE("XAC_BACKOFF_US", cf_backoff_us, 0, 4294967295ull, 0,
           "maximum backoff after a conflict abort, us (xSetPolicy)"),
-    /* 0: as many as CPUs; XCTL_SLOTS is more than ever run. */
+    /* 0: twice the CPUs (one runs while another waits for ch_lock);
+     * XCTL_SLOTS is more than ever run. */
     RANGE("XAC_WRITERS", cf_writers, 0, 4096, 0,
-          "update transactions running at once; 0 = the CPUs, 4096 = all"),
+          "update transactions running at once; 0 = twice the CPUs, "
+          "4096 = all"),
+    /* 1 ms: about 40 nondurable inserts of 64 processes on 2 CPUs
+     * (docs/benchmarks-scaling.md, "Turns"). */
+    RANGE("XAC_TURN_US", cf_turn_us, 0, 1000000, 1000,
+          "an admitted writer's turn: its next transactions within it keep "
+          "their place, us; 0 = every transaction waits anew"),
     RANGE("XAC_ESCALATE", cf_escalate, 0, 1000, 8,
           "conflict aborts before a transaction runs irrevocable, 0 = never"),
     ENUM("XAC_SYNC", cf_sync, syncs,

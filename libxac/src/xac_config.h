@@ -20,6 +20,7 @@ struct xcfg {
     unsigned long long cf_policy;          /* XAC_POLICY */
     unsigned long long cf_backoff_us;      /* XAC_BACKOFF_US */
     unsigned long long cf_writers;         /* XAC_WRITERS */
+    unsigned long long cf_turn_us;         /* XAC_TURN_US */
     unsigned long long cf_escalate;        /* XAC_ESCALATE */
     unsigned long long cf_sync;            /* XAC_SYNC */
     unsigned long long cf_log_limit;       /* XAC_LOG_LIMIT, bytes */

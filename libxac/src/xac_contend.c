@@ -34,11 +34,12 @@ static struct xctl_slot *myslot(struct xctl *cx)
     return &xctl_slots(cx)[cx->cx_slot];
 }
 
-void xcn_init(struct xcontend *cn, unsigned writers, unsigned escalate,
-              unsigned backoff_us, uint64_t seed)
+void xcn_init(struct xcontend *cn, unsigned writers, unsigned turn_us,
+              unsigned escalate, unsigned backoff_us, uint64_t seed)
 {
     memset(cn, 0, sizeof *cn);
-    cn->cn_writers = writers != 0 ? writers : xos_cpus();
+    cn->cn_writers = writers != 0 ? writers : 2 * xos_cpus();
+    cn->cn_turn_us = turn_us;
     cn->cn_escalate = escalate;
     cn->cn_backoff_us = backoff_us;
     cn->cn_rand = seed;
@@ -72,6 +73,31 @@ static void reap(struct xctl *cx)
  * after it left, so a process that dies is taken out at most once too
  * often (the count reads low: one writer too many runs), never too
  * rarely (no place is lost for good). */
+
+/* Take over the place of a process between two transactions of its turn:
+ * the count stays, the flag moves to us (ours first, so that a death in
+ * between leaves the count low, never high). */
+static int take_over(struct xcontend *cn, struct xctl *cx)
+{
+    struct xctl_slot *s = xctl_slots(cx), *me = myslot(cx);
+    uint32_t i, held, hwm = LD(&cx->cx_hdr->ch_slot_hwm);
+
+    for (i = 0; i < hwm; i++) {
+        if (i == cx->cx_slot || LD(&s[i].cs_admitted) != XA_HELD)
+            continue;
+        ST(&me->cs_admitted, XA_IN);
+        held = XA_HELD;
+        if (__atomic_compare_exchange_n(&s[i].cs_admitted, &held, XA_OUT,
+                                        0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST)) {
+            cn->cn_taken_over++;
+            return 1;
+        }
+        ST(&me->cs_admitted, XA_OUT);
+    }
+    return 0;
+}
+
 static void admit(struct xcontend *cn, struct xctl *cx)
 {
     struct xctl_hdr *h = cx->cx_hdr;
@@ -86,19 +112,26 @@ static void admit(struct xcontend *cn, struct xctl *cx)
     for (;;) {
         seq = LD(&h->ch_admit_seq);
         w = LD(&h->ch_writers);
-        if (w < lim) {
-            ST(&me->cs_admitted, 1);
+        /* At the end of its turn a process lets a waiter in first: it
+         * woke one, which has not run yet. */
+        if (cn->cn_yield && LD(&h->ch_admit_waiters) == 0)
+            cn->cn_yield = 0;
+        if (w < lim && !cn->cn_yield) {
+            ST(&me->cs_admitted, XA_IN);
             if (__atomic_compare_exchange_n(&h->ch_writers, &w, w + 1, 0,
                                             __ATOMIC_SEQ_CST,
                                             __ATOMIC_SEQ_CST))
                 break;
-            ST(&me->cs_admitted, 0);
+            ST(&me->cs_admitted, XA_OUT);
             continue;
         }
+        if (!cn->cn_yield && take_over(cn, cx))
+            break;
         if (t0 == 0) {
             t0 = now_ns();
             cn->cn_admit_waits++;
         }
+        cn->cn_yield = 0;
         if (!nap(&h->ch_admit_seq, seq, &h->ch_admit_waiters)) {
             stuck = 0;
             continue;
@@ -111,28 +144,74 @@ static void admit(struct xcontend *cn, struct xctl *cx)
             reap(cx); /* a writer that died is no longer waited for */
         if (stuck >= 2 * XCN_STUCK_NAPS) {
             cn->cn_admit_overruns++;
-            ST(&me->cs_admitted, 1);
+            ST(&me->cs_admitted, XA_IN);
             __atomic_fetch_add(&h->ch_writers, 1, __ATOMIC_SEQ_CST);
             break;
         }
     }
     cn->cn_admitted = 1;
+    cn->cn_yield = 0;
+    cn->cn_turn_t0 = now_ns();
     if (t0 != 0)
         cn->cn_admit_ns += now_ns() - t0;
 }
 
-static void unadmit(struct xcontend *cn, struct xctl *cx)
+/* The place held since the last transaction, if no one took it over. */
+static int resume(struct xcontend *cn, struct xctl *cx)
+{
+    uint32_t held = XA_HELD;
+
+    if (!cn->cn_held)
+        return 0;
+    cn->cn_held = 0;
+    if (!__atomic_compare_exchange_n(&myslot(cx)->cs_admitted, &held, XA_IN,
+                                     0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return 0;
+    cn->cn_admitted = 1;
+    cn->cn_turn_kept++;
+    return 1;
+}
+
+/* Hold the place between two transactions of the turn.  The count and
+ * the waiters stay as they are; the bump tells them writers still
+ * finish (they run anyway after XCN_STUCK_NAPS naps without one). */
+static void hold(struct xcontend *cn, struct xctl *cx)
+{
+    cn->cn_admitted = 0;
+    cn->cn_held = 1;
+    ST(&myslot(cx)->cs_admitted, XA_HELD);
+    __atomic_fetch_add(&cx->cx_hdr->ch_admit_seq, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Leave the count, waking a waiter; `from' is what our flag must be
+ * (XA_HELD: unless another process took the place over meanwhile). */
+static void leave_count(struct xctl *cx, uint32_t from)
 {
     struct xctl_hdr *h = cx->cx_hdr;
 
-    if (!cn->cn_admitted)
+    if (!__atomic_compare_exchange_n(&myslot(cx)->cs_admitted, &from, XA_OUT,
+                                     0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
         return;
-    cn->cn_admitted = 0;
     __atomic_fetch_sub(&h->ch_writers, 1, __ATOMIC_SEQ_CST);
-    ST(&myslot(cx)->cs_admitted, 0);
     __atomic_fetch_add(&h->ch_admit_seq, 1, __ATOMIC_SEQ_CST);
     if (LD(&h->ch_admit_waiters) != 0)
         xos.futex(&h->ch_admit_seq, FUTEX_WAKE, 1, NULL);
+}
+
+static void unadmit(struct xcontend *cn, struct xctl *cx)
+{
+    if (!cn->cn_admitted)
+        return;
+    cn->cn_admitted = 0;
+    leave_count(cx, XA_IN);
+}
+
+void xcn_release(struct xcontend *cn, struct xctl *cx)
+{
+    if (!cn->cn_held)
+        return;
+    cn->cn_held = 0;
+    leave_count(cx, XA_HELD);
 }
 
 /* ---- the irrevocable token ------------------------------------------- */
@@ -205,10 +284,12 @@ void xcn_enter(struct xcontend *cn, struct xctl *cx)
 {
     cn->cn_blamed = 0;
     cn->cn_rival_id = 0;
-    if (cn->cn_escalate != 0 && cn->cn_streak >= cn->cn_escalate)
+    if (cn->cn_escalate != 0 && cn->cn_streak >= cn->cn_escalate) {
+        xcn_release(cn, cx);
         take_token(cn, cx); /* not admitted: one writer above the limit */
-    else
+    } else if (!resume(cn, cx)) {
         admit(cn, cx);
+    }
     cn->cn_t0 = now_ns();
 }
 
@@ -218,9 +299,18 @@ void xcn_began(struct xcontend *cn, struct xctl *cx, uint64_t id)
         ST(&cx->cx_hdr->ch_irrev_txn, id);
 }
 
-void xcn_leave(struct xcontend *cn, struct xctl *cx)
+void xcn_leave(struct xcontend *cn, struct xctl *cx, int may_hold)
 {
-    unadmit(cn, cx);
+    uint64_t turn_ns = (uint64_t)cn->cn_turn_us * 1000u;
+
+    if (cn->cn_admitted && may_hold && turn_ns != 0 &&
+        now_ns() - cn->cn_turn_t0 < turn_ns) {
+        hold(cn, cx);
+    } else if (cn->cn_admitted) {
+        unadmit(cn, cx);
+        /* The turn is over: the next one is a waiter's. */
+        cn->cn_yield = turn_ns != 0;
+    }
     give_token(cn, cx);
 }
 
@@ -305,7 +395,9 @@ void xcn_end(struct xcontend *cn, struct xctl *cx, uint64_t id,
     /* The progress guarantee: nothing aborts an irrevocable transaction
      * but its own program (xFail) or a full pool or log. */
     XASSERT(!(cn->cn_irrevocable && conflict));
-    xcn_leave(cn, cx);
+    /* A commit keeps its place for the turn; an abort that waits for its
+     * rival or backs off does not sleep on one. */
+    xcn_leave(cn, cx, committed);
     if (committed) {
         if (cn->cn_streak > cn->cn_retry_max)
             cn->cn_retry_max = cn->cn_streak;

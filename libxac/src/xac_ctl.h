@@ -82,7 +82,8 @@ struct xctl_hdr {
      * ch_irrev_txn that transaction's id: while it is set, no other
      * commit publishes and no writer wins a page from it. */
     int32_t ch_writers __attribute__((aligned(64)));
-    uint32_t ch_admit_seq;   /* futex word: bumped when a writer leaves */
+    uint32_t ch_admit_seq;   /* futex word: bumped when a writer leaves,
+                              * or ends a transaction of its turn */
     uint32_t ch_admit_waiters; /* processes sleeping on ch_admit_seq */
     uint32_t ch_irrev;       /* 1 + slot of the irrevocable transaction */
     uint64_t ch_irrev_txn;   /* its id, 0 none */
@@ -94,6 +95,11 @@ struct xctl_hdr {
 };
 
 enum xctl_slot_state { XS_FREE = 0, XS_LIVE = 1 };
+
+/* A slot's place among the admitted writers (xac_contend.c).  XA_HELD:
+ * between two transactions of its turn; another writer may take the
+ * place over by compare-and-swap to XA_OUT (the count stays). */
+enum xctl_admitted { XA_OUT = 0, XA_IN = 1, XA_HELD = 2 };
 
 struct xctl_slot {
     int32_t cs_pid;          /* owner, 0 if free */
@@ -109,7 +115,8 @@ struct xctl_slot {
                               * it is not waiting (group commit) */
     uint32_t cs_cpu;         /* 1 + the CPU it last began or waited on, 0
                               * unknown (format 4) */
-    uint32_t cs_admitted;    /* it counts in ch_writers (format 5) */
+    uint32_t cs_admitted;    /* it counts in ch_writers (format 5):
+                              * enum xctl_admitted */
 };
 
 struct xctl {

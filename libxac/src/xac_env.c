@@ -69,8 +69,8 @@ static void apply_config(struct xac_env *e, const struct xcfg *cf)
 {
     e->xe_tx.tx_keep = (int)cf->cf_keep_pages;
     e->xe_tx.tx_policy = (int)cf->cf_policy;
-    xcn_init(&e->xe_cn, (unsigned)cf->cf_writers, (unsigned)cf->cf_escalate,
-             (unsigned)cf->cf_backoff_us,
+    xcn_init(&e->xe_cn, (unsigned)cf->cf_writers, (unsigned)cf->cf_turn_us,
+             (unsigned)cf->cf_escalate, (unsigned)cf->cf_backoff_us,
              (uint64_t)xos.getpid() * 0x9E3779B97F4A7C15ULL);
     e->xe_wp.wp_want = (int)cf->cf_uffd;
     e->xe_wp.wp_pte_want = (int)cf->cf_pte;
@@ -153,6 +153,7 @@ int xShutdown(void)
         rc = xmap_release(e);
     xlog_close(&e->xe_log);
     xflt_uninstall();
+    xcn_release(&e->xe_cn, &e->xe_ctl); /* a place held for our turn */
     xctl_close(&e->xe_ctl);
     free(e->xe_dir);
     e->xe_dir = NULL;

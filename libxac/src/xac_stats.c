@@ -53,6 +53,9 @@ int xStats(struct xac_stats *st)
     st->admission_waits = cn->cn_admit_waits;
     st->admission_wait_ns = cn->cn_admit_ns;
     st->admission_overruns = cn->cn_admit_overruns;
+    st->admission_turn_kept = cn->cn_turn_kept;
+    st->admission_taken_over = cn->cn_taken_over;
+    st->turn_us = (int)cn->cn_turn_us;
     st->irrevocable_wait_ns = cn->cn_irrev_ns;
     st->conflict_pages = cn->cn_npages;
     st->pages_around = e->xe_flt.ft_around;

@@ -35,6 +35,7 @@ static const struct values cases[] = {
     {"XAC_BACKOFF_US", {"abc", "-1", "4294967296", "10us", NULL},
      {"0", "100", "4294967295", NULL}},
     {"XAC_WRITERS", {"4097", "-1", "cpus", "2 ", NULL}, {"0", "1", "4096", NULL}},
+    {"XAC_TURN_US", {"1000001", "-1", "1ms", NULL}, {"0", "1000", "1000000", NULL}},
     {"XAC_ESCALATE", {"1001", "never", "-8", NULL}, {"0", "8", "1000", NULL}},
     {"XAC_SYNC", {"fsink", "FSYNC", "fdatasync ", "0", NULL},
      {"fdatasync", "fsync", "dsync", NULL}},
@@ -171,7 +172,7 @@ int main(void)
     check_manual(manual);
     tu_tmpdir();
 
-    test_cond("the table has the 15 variables", xcfg_nvars == 15);
+    test_cond("the table has the 16 variables", xcfg_nvars == 16);
     test_cond("xEnvError before any refusal", xEnvError() == NULL);
     for (i = 0; i < xcfg_nvars; i++) {
         v = &xcfg_vars[i];

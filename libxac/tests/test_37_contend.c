@@ -12,6 +12,10 @@
  *   a writer that the admitted one waits for runs after all (a throttle,
  *   not a lock); a dead admitted writer and a dead irrevocable one are
  *   reaped instead of waited for.
+ * - Turns (XAC_TURN_US): within its turn a writer holds its place between
+ *   transactions and its next one keeps it without waiting; a writer that
+ *   comes meanwhile takes the place over; leaving (xShutdown) or dying
+ *   gives it up; a commit after the turn leaves the count.
  * Waits are observed in the control file's waiter counts, never timed.
  */
 #include <signal.h>
@@ -291,6 +295,7 @@ static void test_admission(void)
     if (inside == MAP_FAILED || pipe(c2p) != 0)
         abort();
     setenv("XAC_WRITERS", "1", 1);
+    setenv("XAC_TURN_US", "0", 1); /* a place is left at every commit */
     attach();
     test_cond("XAC_WRITERS=1 is in effect", tu_stats().writers == 1);
 
@@ -349,6 +354,125 @@ static void test_admission(void)
     close(c2p[0]);
     close(c2p[1]);
     unsetenv("XAC_WRITERS");
+    unsetenv("XAC_TURN_US");
+}
+
+/* ---- turns -------------------------------------------------------------- */
+
+static uint32_t my_place(void)
+{
+    struct xctl *cx = &xac_env.xe_ctl;
+
+    return __atomic_load_n(&xctl_slots(cx)[cx->cx_slot].cs_admitted,
+                           __ATOMIC_SEQ_CST);
+}
+
+/* A writer that begins while the only place is held between two of our
+ * transactions: 't' it took the place over, 'o' it waited and ran
+ * anyway, 'a' it was admitted otherwise, 'n' it did not commit.  Then
+ * it leaves, within its own turn. */
+static void late_writer(int tell, int pg)
+{
+    struct xac_stats st;
+
+    attach();
+    E(xbegin());
+    *page(pg) = pg;
+    if (xend() != COMMITTED) {
+        tu_tell(tell, 'n');
+        _exit(0);
+    }
+    st = tu_stats();
+    tu_tell(tell, st.admission_taken_over == 1 ? 't'
+                  : st.admission_overruns > 0  ? 'o'
+                                               : 'a');
+    detach();
+    _exit(0);
+}
+
+static void test_turns(void)
+{
+    struct xac_stats st;
+    int c2p[2], status;
+    pid_t pid;
+
+    if (pipe(c2p) != 0)
+        abort();
+    setenv("XAC_WRITERS", "1", 1);
+    setenv("XAC_TURN_US", "1000000", 1); /* 1 s: longer than the steps */
+    attach();
+    test_cond("XAC_TURN_US=1000000 is in effect",
+              tu_stats().turn_us == 1000000);
+
+    E(xbegin());
+    *page(8) = 1;
+    test_cond("a writer commits", xend() == COMMITTED);
+    test_cond("within its turn it holds its place between transactions",
+              my_place() == XA_HELD && ctl()->ch_writers == 1);
+    E(xbegin());
+    *page(8) = 2;
+    st = tu_stats();
+    test_cond("its next transaction keeps the place without waiting",
+              my_place() == XA_IN && st.admission_turn_kept == 1 &&
+                  st.admission_waits == 0);
+    test_cond("and commits", xend() == COMMITTED);
+
+    /* Another writer comes while the place is held. */
+    fflush(NULL);
+    if ((pid = fork()) == 0)
+        late_writer(c2p[1], 9);
+    test_cond("a writer that comes between our transactions takes the "
+              "place over, and commits",
+              tu_hear(c2p[0]) == 't');
+    test_cond("it finished", tu_reap(pid));
+    test_cond("it gave the place up when it left; ours is gone",
+              ctl()->ch_writers == 0 && my_place() == XA_OUT);
+    E(xbegin());
+    *page(8) = 3;
+    st = tu_stats();
+    test_cond("so our next transaction is admitted anew",
+              my_place() == XA_IN && st.admission_turn_kept == 1);
+    test_cond("and commits", xend() == COMMITTED);
+
+    /* A turn of 1 ms, over at the commit. */
+    detach();
+    setenv("XAC_TURN_US", "1000", 1);
+    attach();
+    E(xbegin());
+    *page(8) = 4;
+    usleep(5000);
+    test_cond("a commit after the turn leaves the count",
+              xend() == COMMITTED && ctl()->ch_writers == 0 &&
+                  my_place() == XA_OUT);
+
+    /* A process dies holding its place: the place is taken over. */
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        setenv("XAC_TURN_US", "1000000", 1);
+        attach();
+        E(xbegin());
+        *page(10) = 10;
+        if (xend() != COMMITTED)
+            _exit(1);
+        tu_tell(c2p[1], 'h');
+        pause();
+        _exit(0);
+    }
+    test_cond("a writer holds its place between transactions",
+              tu_hear(c2p[0]) == 'h' && ctl()->ch_writers == 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    E(xbegin());
+    *page(8) = 5;
+    st = tu_stats();
+    test_cond("after it died, the next writer has its place",
+              my_place() == XA_IN && ctl()->ch_writers == 1);
+    test_cond("and commits", xend() == COMMITTED);
+    detach();
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_WRITERS");
+    unsetenv("XAC_TURN_US");
 }
 
 /* An irrevocable transaction's process dies: commits wait no more. */
@@ -398,6 +522,7 @@ int main(void)
     test_hammer();
     test_escalation();
     test_admission();
+    test_turns();
     test_dead_irrevocable();
     return test_report();
 }

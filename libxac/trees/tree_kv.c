@@ -29,7 +29,7 @@ struct tk_handle {
 
 /* Which of the counters' own readings holds what (tk_params). */
 enum { OWN_KEEP_PAGES, OWN_UFFD, OWN_PTE, OWN_WORKING_MIB, OWN_WRITERS,
-       OWN_ESCALATE };
+       OWN_TURN, OWN_ESCALATE };
 
 
 static const struct tk_program *tk_pg;
@@ -218,6 +218,7 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
     c->own[OWN_PTE] = st.page_table_access;
     c->own[OWN_WORKING_MIB] = (long long)st.working_mib;
     c->own[OWN_WRITERS] = st.writers;
+    c->own[OWN_TURN] = st.turn_us;
     c->own[OWN_ESCALATE] = st.escalate_after;
     return 0;
 }
@@ -271,6 +272,7 @@ static void tk_params(const struct xb_kv_config *cfg,
                  counters->own[OWN_PTE] ? "pte" : "mprotect");
     xb_param_int(r, "working_mib", counters->own[OWN_WORKING_MIB]);
     xb_param_int(r, "writers", counters->own[OWN_WRITERS]);
+    xb_param_int(r, "turn_us", counters->own[OWN_TURN]);
     xb_param_int(r, "escalate_after", counters->own[OWN_ESCALATE]);
 }
 

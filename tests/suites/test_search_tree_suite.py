@@ -112,8 +112,10 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
         named = {k.removeprefix("conflict_aborts_") for k in same if k.startswith("conflict_aborts_")}
         assert named == kinds[tree]
         assert {"retries_per_commit", "retries_max", "aborted_time", "wait_time", "escalations"} <= set(same)
-        # Admission defaults to the CPUs; progress: no insert retried more than escalate_after times.
-        assert r["params"]["writers"] >= 1 and r["params"]["escalate_after"] == 8
+        # Admission defaults to twice the CPUs, in turns of 1 ms; progress: no insert retried more
+        # than escalate_after times.
+        assert r["params"]["writers"] >= 2 and r["params"]["writers"] % 2 == 0
+        assert r["params"]["turn_us"] == 1000 and r["params"]["escalate_after"] == 8
         for i, n in enumerate(r["samples"]):
             conflicts = sum(same[f"conflict_aborts_{k}"][i] for k in kinds[tree])
             assert abs(same["retries_per_commit"][i] * 200 - conflicts) < 0.5, (same, i)
