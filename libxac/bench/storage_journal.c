@@ -104,9 +104,9 @@ int main(int argc, char **argv)
         "passes over the file for each mode (default 3, quick too)", NULL,
         "size of the preallocated journal file in MiB (default 256; quick 4)",
         &o);
-    /* Quick passes are 4 MiB, a tenth of a second for all six modes; one
-     * throughput sample a mode moved 5-13 % from run to run, the median
-     * of 3 moves 1-3 % (docs/benchmarks-storage.md). */
+    /* Quick passes are 4 MiB, a tenth of a second for all six modes; in
+     * runs back to back one throughput sample a mode moved 5-13 %, the
+     * median of 3 moves 1-3 % (docs/benchmarks-storage.md). */
     long long reps = xb_pick(o.reps, o.quick, 3, 3);
     long long mib = xb_pick(o.file_mib, o.quick, 4, 256);
     long long nwrites = mib * 1024 * 1024 / CHUNK;
