@@ -100,8 +100,8 @@ uint32_t xcm_stale(struct xac_env *e)
         if (xseg_newest(&e->xe_seg, tx->tx_touched[i]) > tx->tx_snap)
             return tx->tx_touched[i] + 1;
     /* Kept pages are read without a fault, so any of them may be in the
-     * readset.  (Only when a process attached while this transaction ran:
-     * xbegin revokes kept pages otherwise.) */
+     * readset: an update transaction validates them all (at most
+     * XTX_KEEP_SHARED while others are attached, xac_txn.c). */
     for (i = 0; i < tx->tx_nkept; i++)
         if ((tx->tx_pstate[tx->tx_kept[i]] & XP_KEPT) &&
             xseg_newest(&e->xe_seg, tx->tx_kept[i]) > tx->tx_snap)

@@ -331,9 +331,10 @@ static int txn_finish(int commit)
         rc = xcm_commit(e);
     if (tx->tx_committed_at != 0)
         name_written(e);
-    /* A query's pages hold versions of its snapshot whoever else runs:
-     * kept, the next transaction revokes only those commits changed. */
-    if (tx->tx_keep && (!tx->tx_update || xcm_alone(e)))
+    /* A transaction's pages hold versions of its snapshot (or of its own
+     * commit) whoever else runs: kept, the next transaction revokes only
+     * those commits changed. */
+    if (tx->tx_keep)
         keep_pages(e, commit && rc == 0);
     else
         release_pages(e);
@@ -382,10 +383,13 @@ static int txn_start(int query)
     alone = (tx->tx_nkept > 0 || e->xe_wp.wp_fd >= 0) &&
             (!query || !e->xe_wp.wp_pte) && xcm_alone(e);
     e->xe_wp.wp_now = e->xe_wp.wp_fd >= 0 && tx->tx_keep && alone;
-    /* Kept pages may be read without a fault.  An update transaction
-     * while others are attached would not see those reads: it takes every
-     * page afresh.  Otherwise revoke the pages commits changed since. */
-    if (tx->tx_nkept > 0 && !alone && !query)
+    /* Kept pages may be read without a fault, so an update transaction
+     * cannot tell which of them it read: it validates them all as read
+     * (xcm_stale).  Each one is a conflict it may not have had, so while
+     * others are attached it keeps no more than XTX_KEEP_SHARED of them:
+     * about the pages of the transaction before (a tree's path and leaf).
+     * Then revoke the pages commits changed since. */
+    if (tx->tx_nkept > XTX_KEEP_SHARED && !alone && !query)
         drop_kept(e);
     else if (tx->tx_nkept > 0 && tx->tx_snap != tx->tx_kept_stamp)
         revoke_changed(e);

@@ -27,6 +27,9 @@ enum xac_pstate {
 
 /* Flags a page keeps when its transaction state is reset. */
 #define XP_STICKY (XP_LISTED | XP_WP)
+/* Kept pages an update transaction starts with while other processes are
+ * attached (xac_txn.c, txn_start); above, it starts with none. */
+#define XTX_KEEP_SHARED 64
 
 struct xtxn {
     /* Bookkeeping sized to the segment but sparse (xMmap allocates it):
