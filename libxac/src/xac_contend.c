@@ -69,11 +69,6 @@ static void reap(struct xctl *cx)
 
 /* ---- admission ------------------------------------------------------- */
 
-/* A slot's cs_admitted is set before it counts in ch_writers and cleared
- * after it left, so a process that dies is taken out at most once too
- * often (the count reads low: one writer too many runs), never too
- * rarely (no place is lost for good). */
-
 /* Take over the place of a process between two transactions of its turn:
  * the count stays, the flag moves to us (ours first, so that a death in
  * between leaves the count low, never high). */
@@ -98,6 +93,10 @@ static int take_over(struct xcontend *cn, struct xctl *cx)
     return 0;
 }
 
+/* A slot's cs_admitted is set before it counts in ch_writers and cleared
+ * after it left, so a process that dies is taken out at most once too
+ * often (the count reads low: one writer too many runs), never too
+ * rarely (no place is lost for good). */
 static void admit(struct xcontend *cn, struct xctl *cx)
 {
     struct xctl_hdr *h = cx->cx_hdr;
@@ -150,20 +149,17 @@ static void admit(struct xcontend *cn, struct xctl *cx)
         }
     }
     cn->cn_admitted = 1;
-    cn->cn_yield = 0;
     cn->cn_turn_t0 = now_ns();
     if (t0 != 0)
         cn->cn_admit_ns += now_ns() - t0;
 }
 
-/* The place held since the last transaction, if no one took it over. */
+/* The place held since the last transaction, if no one took it over (our
+ * slot says XA_HELD only then: only we set it, only takers clear it). */
 static int resume(struct xcontend *cn, struct xctl *cx)
 {
     uint32_t held = XA_HELD;
 
-    if (!cn->cn_held)
-        return 0;
-    cn->cn_held = 0;
     if (!__atomic_compare_exchange_n(&myslot(cx)->cs_admitted, &held, XA_IN,
                                      0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
         return 0;
@@ -178,7 +174,6 @@ static int resume(struct xcontend *cn, struct xctl *cx)
 static void hold(struct xcontend *cn, struct xctl *cx)
 {
     cn->cn_admitted = 0;
-    cn->cn_held = 1;
     ST(&myslot(cx)->cs_admitted, XA_HELD);
     __atomic_fetch_add(&cx->cx_hdr->ch_admit_seq, 1, __ATOMIC_SEQ_CST);
 }
@@ -206,12 +201,9 @@ static void unadmit(struct xcontend *cn, struct xctl *cx)
     leave_count(cx, XA_IN);
 }
 
-void xcn_release(struct xcontend *cn, struct xctl *cx)
+void xcn_release(struct xctl *cx)
 {
-    if (!cn->cn_held)
-        return;
-    cn->cn_held = 0;
-    leave_count(cx, XA_HELD);
+    leave_count(cx, XA_HELD); /* a no-op unless our slot holds a place */
 }
 
 /* ---- the irrevocable token ------------------------------------------- */
@@ -285,7 +277,7 @@ void xcn_enter(struct xcontend *cn, struct xctl *cx)
     cn->cn_blamed = 0;
     cn->cn_rival_id = 0;
     if (cn->cn_escalate != 0 && cn->cn_streak >= cn->cn_escalate) {
-        xcn_release(cn, cx);
+        xcn_release(cx);
         take_token(cn, cx); /* not admitted: one writer above the limit */
     } else if (!resume(cn, cx)) {
         admit(cn, cx);

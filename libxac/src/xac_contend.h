@@ -49,8 +49,6 @@ struct xcontend {
     /* The running transaction. */
     unsigned cn_turn_us;       /* XAC_TURN_US, 0 = no turns */
     int cn_admitted;           /* it counts in ch_writers */
-    int cn_held;               /* between transactions of its turn: its
-                                * slot is XA_HELD, unless taken over */
     int cn_yield;              /* its turn ended: the next admission lets
                                 * a waiter in first */
     uint64_t cn_turn_t0;       /* CLOCK_MONOTONIC ns its turn began */
@@ -118,7 +116,7 @@ static inline int xcn_is_irrevocable(const struct xctl *cx, uint64_t id)
  * place for the next transaction.  Idempotent. */
 void xcn_leave(struct xcontend *cn, struct xctl *cx, int may_hold);
 /* Detaching: give up a place held between transactions. */
-void xcn_release(struct xcontend *cn, struct xctl *cx);
+void xcn_release(struct xctl *cx);
 /* Blame page pg for the running transaction's failure; the first blame
  * counts.  Async-signal-safe. */
 static inline void xcn_blame(struct xcontend *cn, uint32_t pg)

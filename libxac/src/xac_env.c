@@ -153,7 +153,7 @@ int xShutdown(void)
         rc = xmap_release(e);
     xlog_close(&e->xe_log);
     xflt_uninstall();
-    xcn_release(&e->xe_cn, &e->xe_ctl); /* a place held for our turn */
+    xcn_release(&e->xe_ctl); /* a place held for our turn */
     xctl_close(&e->xe_ctl);
     free(e->xe_dir);
     e->xe_dir = NULL;

@@ -260,26 +260,30 @@ static void test_escalation(void)
 
 static volatile int *inside; /* shared: the second writer got in */
 
-/* A writer that records when it is inside its transaction; says after
- * it committed whether it waited to be admitted: 'w' waited until
- * admitted, 'o' waited and then ran anyway (no admitted writer finished
- * for about 20 ms), 'd' did not wait. */
-static void second_writer(int tell, int pg)
+/* A child that writes page pg in one transaction (setting *mark, if
+ * given, once inside it) and says after it committed how it got its
+ * place: 't' took it over from a process between two transactions, 'o'
+ * waited and then ran anyway (no admitted writer finished for about
+ * 20 ms), 'w' waited until admitted, 'd' did not wait; 'n' it did not
+ * commit.  Then it leaves. */
+static void writer_child(int tell, int pg, volatile int *mark)
 {
     struct xac_stats st;
 
     attach();
     E(xbegin());
-    *inside = 1;
+    if (mark != NULL)
+        *mark = 1;
     *page(pg) = pg;
     if (xend() != COMMITTED) {
         tu_tell(tell, 'n');
         _exit(0);
     }
     st = tu_stats();
-    tu_tell(tell, st.admission_overruns > 0 ? 'o'
-                  : st.admission_waits > 0  ? 'w'
-                                            : 'd');
+    tu_tell(tell, st.admission_taken_over > 0 ? 't'
+                  : st.admission_overruns > 0 ? 'o'
+                  : st.admission_waits > 0    ? 'w'
+                                              : 'd');
     detach();
     _exit(0);
 }
@@ -305,7 +309,7 @@ static void test_admission(void)
     *page(2) = 2;
     fflush(NULL);
     if ((pid = fork()) == 0)
-        second_writer(c2p[1], 3);
+        writer_child(c2p[1], 3, inside);
     await(&ctl()->ch_admit_waiters, 1);
     early = *inside;
     test_cond("we commit", xend() == COMMITTED);
@@ -322,7 +326,7 @@ static void test_admission(void)
     *page(4) = 4;
     fflush(NULL);
     if ((pid = fork()) == 0)
-        second_writer(c2p[1], 5);
+        writer_child(c2p[1], 5, inside);
     c = tu_hear(c2p[0]);
     test_cond("a writer the admitted one waits for runs after all, and "
               "counts it",
@@ -367,29 +371,6 @@ static uint32_t my_place(void)
                            __ATOMIC_SEQ_CST);
 }
 
-/* A writer that begins while the only place is held between two of our
- * transactions: 't' it took the place over, 'o' it waited and ran
- * anyway, 'a' it was admitted otherwise, 'n' it did not commit.  Then
- * it leaves, within its own turn. */
-static void late_writer(int tell, int pg)
-{
-    struct xac_stats st;
-
-    attach();
-    E(xbegin());
-    *page(pg) = pg;
-    if (xend() != COMMITTED) {
-        tu_tell(tell, 'n');
-        _exit(0);
-    }
-    st = tu_stats();
-    tu_tell(tell, st.admission_taken_over == 1 ? 't'
-                  : st.admission_overruns > 0  ? 'o'
-                                               : 'a');
-    detach();
-    _exit(0);
-}
-
 static void test_turns(void)
 {
     struct xac_stats st;
@@ -420,7 +401,7 @@ static void test_turns(void)
     /* Another writer comes while the place is held. */
     fflush(NULL);
     if ((pid = fork()) == 0)
-        late_writer(c2p[1], 9);
+        writer_child(c2p[1], 9, NULL);
     test_cond("a writer that comes between our transactions takes the "
               "place over, and commits",
               tu_hear(c2p[0]) == 't');
