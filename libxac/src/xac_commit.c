@@ -272,6 +272,7 @@ void xcm_end(struct xac_env *e)
     /* Only we clear our slot's transaction (a reaper frees dead ones). */
     XASSERT(LD(&s->cs_txn) == e->xe_tx.tx_id);
     ST(&s->cs_txn, 0);
+    xctl_txn_ended(&e->xe_ctl, s); /* wakes those that lost a page to us */
 }
 
 /* ---- publishing the writeset ----------------------------------------- */

@@ -203,16 +203,41 @@ fail:
     return rc;
 }
 
+void xctl_txn_ended(struct xctl *cx, struct xctl_slot *s)
+{
+    /* After the store to cs_txn (sequentially consistent, as the
+     * sleeper's count is): a sleeper counted after this load sees the
+     * new word and does not sleep.  One count for all slots: a wake
+     * that finds nobody on our word costs a system call, and sleepers
+     * are few (after a conflict abort only). */
+    if (__atomic_load_n(&cx->cx_hdr->ch_rival_sleepers, __ATOMIC_SEQ_CST))
+        xos.futex(xctl_txn_word(s), FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* Lower the high-water mark past the slots no live process holds. */
+static void trim_hwm(struct xctl *cx)
+{
+    struct xctl_slot *slots = ctl_slots(cx);
+    uint32_t hwm = cx->cx_hdr->ch_slot_hwm;
+
+    while (hwm > 0 && slots[hwm - 1].cs_state != XS_LIVE)
+        hwm--;
+    __atomic_store_n(&cx->cx_hdr->ch_slot_hwm, hwm, __ATOMIC_SEQ_CST);
+}
+
 void xctl_close(struct xctl *cx)
 {
     if (cx->cx_hdr != NULL) {
         ctl_lock(cx);
         struct xctl_slot *me = &ctl_slots(cx)[cx->cx_slot];
         __atomic_store_n(&me->cs_txn, 0, __ATOMIC_SEQ_CST);
+        xctl_txn_ended(cx, me);
         __atomic_store_n(&me->cs_state, XS_FREE, __ATOMIC_SEQ_CST);
         me->cs_pid = 0;
         me->cs_mapped = 0;
-        xctl_reap(cx);
+        /* No reap: the others reap when they need to, and a reap by each
+         * of n leaving processes reads /proc n times n over. */
+        trim_hwm(cx);
         ctl_unlock(cx);
         AZ(xos.munmap(cx->cx_hdr, cx->cx_maplen));
     }
@@ -245,6 +270,21 @@ void xctl_forget_contention(struct xctl *cx, uint32_t slot)
     }
 }
 
+/* The owner of slot i died: its transaction (if any) is aborted by
+ * forgetting it; its writer words become stale; it leaves the admitted
+ * writers and frees the irrevocable token. */
+static void free_dead(struct xctl *cx, uint32_t i)
+{
+    struct xctl_slot *s = &ctl_slots(cx)[i];
+
+    __atomic_store_n(&s->cs_txn, 0, __ATOMIC_SEQ_CST);
+    xctl_txn_ended(cx, s);
+    xctl_forget_contention(cx, i);
+    __atomic_store_n(&s->cs_state, XS_FREE, __ATOMIC_SEQ_CST);
+    s->cs_mapped = 0;
+    s->cs_pid = 0;
+}
+
 unsigned xctl_reap(struct xctl *cx)
 {
     struct xctl_slot *slots = ctl_slots(cx);
@@ -253,19 +293,29 @@ unsigned xctl_reap(struct xctl *cx)
 
     for (i = 0; i < hwm; i++) {
         if (slots[i].cs_state == XS_LIVE && !xctl_slot_alive(&slots[i])) {
-            /* The owner died: its transaction (if any) is aborted by
-             * forgetting it; its writer words become stale; it leaves
-             * the admitted writers and frees the irrevocable token. */
-            __atomic_store_n(&slots[i].cs_txn, 0, __ATOMIC_SEQ_CST);
-            xctl_forget_contention(cx, i);
-            __atomic_store_n(&slots[i].cs_state, XS_FREE, __ATOMIC_SEQ_CST);
-            slots[i].cs_mapped = 0;
-            slots[i].cs_pid = 0;
+            free_dead(cx, i);
             n++;
         }
     }
-    while (hwm > 0 && slots[hwm - 1].cs_state != XS_LIVE)
-        hwm--;
-    __atomic_store_n(&cx->cx_hdr->ch_slot_hwm, hwm, __ATOMIC_SEQ_CST);
+    trim_hwm(cx);
     return n;
+}
+
+int xctl_other_mapped(struct xctl *cx)
+{
+    struct xctl_slot *slots = ctl_slots(cx);
+    uint32_t i, hwm = cx->cx_hdr->ch_slot_hwm;
+    int found = 0;
+
+    for (i = 0; i < hwm && !found; i++) {
+        if (i == cx->cx_slot || slots[i].cs_state != XS_LIVE ||
+            !slots[i].cs_mapped)
+            continue;
+        if (xctl_slot_alive(&slots[i]))
+            found = 1;
+        else
+            free_dead(cx, i);
+    }
+    trim_hwm(cx);
+    return found;
 }

@@ -66,8 +66,12 @@ struct xctl_hdr {
     uint64_t ch_ckpt_seq;    /* sequence of the newest checkpoint */
     uint32_t ch_log_mapped_since; /* recovery must run before the next
                                    * first mapper: 0 after recovery */
-    uint32_t ch_pad;         /* unused (format 3 counted waiters here;
-                              * each slot's cs_wait_end replaces it) */
+    uint32_t ch_rival_sleepers; /* processes asleep until a transaction
+                                 * they lost a page to ends, each on the
+                                 * low half of its slot's cs_txn
+                                 * (xctl_txn_word).  Format 3 counted
+                                 * log waiters here; formats 4 and 5 left
+                                 * it 0 */
     /* Format 4: the group-commit leader's sync time by the CPU it ran on
      * (moving average, us; 0 = never measured).  Where one CPU takes the
      * disk's interrupts, a leader elsewhere is woken by an inter-processor
@@ -119,6 +123,14 @@ struct xctl_slot {
                               * enum xctl_admitted */
 };
 
+/* The 32-bit futex word within s->cs_txn that holds its low half (a
+ * transaction's end changes it: ids are below 2^48 and only grow). */
+static inline uint32_t *xctl_txn_word(struct xctl_slot *s)
+{
+    return (uint32_t *)&s->cs_txn +
+           (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 1 : 0);
+}
+
 struct xctl {
     int cx_fd;
     struct xctl_hdr *cx_hdr; /* mapping of the whole file */
@@ -143,8 +155,16 @@ int xctl_slot_alive(const struct xctl_slot *s);
  * of the admitted writers, and its irrevocable token freed.  For a
  * process that died; waiters are woken. */
 void xctl_forget_contention(struct xctl *cx, uint32_t slot);
+/* Slot s's transaction has ended (its cs_txn was just changed): wake the
+ * processes asleep until it did, if any process sleeps so. */
+void xctl_txn_ended(struct xctl *cx, struct xctl_slot *s);
 /* Free the slots of dead processes.  Call with ch_lock held.  Returns how
  * many were freed. */
 unsigned xctl_reap(struct xctl *cx);
+/* Has a live process other than us the segment mapped (cs_mapped)?  Stops
+ * at the first one it finds alive, and frees the slots of the dead it
+ * meets on the way (a full reap asks /proc about every slot: 63 questions
+ * for each of 64 processes that leave).  Call with ch_lock held. */
+int xctl_other_mapped(struct xctl *cx);
 
 #endif

@@ -297,21 +297,6 @@ void xseg_drop_cache(struct xseg *sg)
 
 /* ---- attach and detach ----------------------------------------------- */
 
-/* Processes other than us that have the file mapped.  Under ch_lock. */
-static int mapped_others(struct xseg *sg)
-{
-    struct xctl *cx = sg->sg_ctl;
-    struct xctl_slot *s = xctl_slots(cx);
-    uint32_t i, hwm;
-    int others = 0;
-
-    xctl_reap(cx);
-    hwm = xseg_ch(sg)->ch_slot_hwm;
-    for (i = 0; i < hwm; i++)
-        if (i != cx->cx_slot && s[i].cs_state == XS_LIVE && s[i].cs_mapped)
-            others++;
-    return others;
-}
 
 int xseg_attach_begin(struct xseg *sg, int datafd, const char *name,
                       uint32_t npages, int *others)
@@ -347,7 +332,7 @@ int xseg_attach_begin(struct xseg *sg, int datafd, const char *name,
         goto fail;
     }
     xseg_lock(sg);
-    *others = mapped_others(sg);
+    *others = xctl_other_mapped(sg->sg_ctl);
     xseg_unlock(sg);
     return 0;
 
@@ -429,7 +414,7 @@ int xseg_leave(struct xseg *sg, int *last, int *failed, uint64_t *lim)
 
     *lim = 0;
     xseg_lock(sg);
-    *last = mapped_others(sg) == 0;
+    *last = !xctl_other_mapped(cx);
     ST(&xctl_slots(cx)[cx->cx_slot].cs_mapped, 0);
     *failed = sg->sg_durable && LD(&xseg_ch(sg)->ch_log_failed);
     if (*last && !*failed) {

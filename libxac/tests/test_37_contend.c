@@ -16,8 +16,12 @@
  *   transactions and its next one keeps it without waiting; a writer that
  *   comes meanwhile takes the place over; leaving (xShutdown) or dying
  *   gives it up; a commit after the turn leaves the count.
+ * - Losing a page: the loser sleeps on the futex word of its rival's
+ *   transaction (counted in ch_rival_sleepers) until the rival ends,
+ *   and the rival's end wakes it.
  * Waits are observed in the control file's waiter counts, never timed.
  */
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -27,6 +31,7 @@
 #include "support/testhelp.h"
 #include "support/tutil.h"
 #include "xac_int.h"
+#include "xac_os.h"
 
 #define NPG 16
 #define HAMMER_PROCS 6
@@ -497,6 +502,93 @@ static void test_dead_irrevocable(void)
     unsetenv("XAC_WRITERS");
 }
 
+/* ---- a loser sleeps until its rival ends --------------------------------- */
+
+static long (*real_futex)(uint32_t *, int, uint32_t, const struct timespec *);
+static uint32_t *watched; /* the rival's word */
+static int spy_tell = -1, nwaits, nwakes;
+
+/* The loser's futex: a wait on the rival's word is told to the rival
+ * (who then ends its transaction), then done. */
+static long loser_futex(uint32_t *w, int op, uint32_t val,
+                        const struct timespec *ts)
+{
+    if (op == FUTEX_WAIT && w == watched) {
+        nwaits++;
+        tu_tell(spy_tell, 's');
+    }
+    return real_futex(w, op, val, ts);
+}
+
+/* The rival's futex: counts the wakes on its own word. */
+static long rival_futex(uint32_t *w, int op, uint32_t val,
+                        const struct timespec *ts)
+{
+    if (op == FUTEX_WAKE && w == watched)
+        nwakes++;
+    return real_futex(w, op, val, ts);
+}
+
+static void test_rival_sleep(void)
+{
+    int c2p[2];
+    uint32_t mine;
+    pid_t pid;
+
+    setenv("XAC_ESCALATE", "0", 1); /* no escalation: the wait follows */
+    setenv("XAC_WRITERS", "4096", 1);
+    attach();
+    if (pipe(c2p) != 0)
+        abort();
+    E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
+    E(xbegin());
+    *page(0) = 1; /* ours until we end */
+    mine = xac_env.xe_ctl.cx_slot;
+    watched = xctl_txn_word(&xctl_slots(&xac_env.xe_ctl)[mine]);
+    real_futex = xos.futex;
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        int rc;
+        attach();
+        /* The same file at the same offset: our pointer is its too. */
+        watched = xctl_txn_word(&xctl_slots(&xac_env.xe_ctl)[mine]);
+        spy_tell = c2p[1];
+        xos.futex = loser_futex;
+        E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
+        E(xbegin());
+        *page(0) = 2; /* loses: the parent holds it */
+        rc = xend();
+        xos.futex = real_futex;
+        tu_tell(c2p[1], rc == ABORTED && nwaits >= 1 ? 'a' : 'n');
+        detach();
+        _exit(0);
+    }
+    test_cond("the loser sleeps on the word of its rival's transaction",
+              tu_hear(c2p[0]) == 's');
+    test_cond("counted as a rival sleeper in the control file",
+              ctl()->ch_rival_sleepers == 1);
+    nwakes = 0;
+    xos.futex = rival_futex;
+    test_cond("the rival commits", xend() == COMMITTED);
+    xos.futex = real_futex;
+    test_cond("and its end wakes the sleeper", nwakes == 1);
+    test_cond("whose transaction then ends aborted", tu_hear(c2p[0]) == 'a');
+    test_cond("and it exits cleanly", tu_reap(pid));
+    test_cond("nobody sleeps any longer", ctl()->ch_rival_sleepers == 0);
+    nwakes = 0;
+    xos.futex = rival_futex;
+    E(xbegin());
+    *page(1) = 3;
+    test_cond("a commit with no sleeper", xend() == COMMITTED);
+    xos.futex = real_futex;
+    test_cond("wakes nobody (no system call)", nwakes == 0);
+    detach();
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_ESCALATE");
+    unsetenv("XAC_WRITERS");
+}
+
 int main(void)
 {
     tu_tmpdir();
@@ -505,5 +597,6 @@ int main(void)
     test_admission();
     test_turns();
     test_dead_irrevocable();
+    test_rival_sleep();
     return test_report();
 }
