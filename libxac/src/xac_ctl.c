@@ -231,7 +231,6 @@ void xctl_close(struct xctl *cx)
         ctl_lock(cx);
         struct xctl_slot *me = &ctl_slots(cx)[cx->cx_slot];
         __atomic_store_n(&me->cs_txn, 0, __ATOMIC_SEQ_CST);
-        xctl_txn_ended(cx, me);
         __atomic_store_n(&me->cs_state, XS_FREE, __ATOMIC_SEQ_CST);
         me->cs_pid = 0;
         me->cs_mapped = 0;

@@ -63,29 +63,29 @@ static int attach(struct xac_env *e)
     return xseg_attach_end(sg, others);
 }
 
-/* Detach; the last process writes every version back (DURABLE: then
- * syncs the file and records a checkpoint) and says so in *last.  0 or
- * errno. */
-static int detach(struct xac_env *e, int *last_)
+/* Detach; the last process writes every version back and syncs the file
+ * (xMunmap's promise; DURABLE: then records a checkpoint).  A process
+ * that leaves others behind syncs nothing: its commits are in the pool,
+ * in the page cache as NONDURABLE says, or in the log.  0 or errno. */
+static int detach(struct xac_env *e)
 {
     struct xlog *lg = &e->xe_log;
     uint64_t lim;
     int rc, last, failed;
 
-    *last_ = 1;
     if (e->xe_seg.sg_hdr == NULL)
         return 0;
     xos.flock(e->xe_ctl.cx_fd, LOCK_EX);
     if (lg->lg_durable)
         xgrp_sync_all(lg); /* a failure shows as the failed state */
     rc = xseg_leave(&e->xe_seg, &last, &failed, &lim);
-    *last_ = last;
-    if (lg->lg_durable && last && !failed && rc == 0) {
-        /* A checkpoint: the data file holds every commit up to lim. */
+    if (last && !failed && rc == 0) {
         if (xos.fdatasync(e->xe_map.mp_fd) != 0) {
             rc = errno;
-            xlog_fail(lg);
-        } else {
+            if (lg->lg_durable)
+                xlog_fail(lg);
+        } else if (lg->lg_durable) {
+            /* A checkpoint: the data file holds every commit up to lim. */
             rc = xckpt_write(lg, lim, e->xe_map.mp_name);
         }
     } else if (lg->lg_durable && failed) {
@@ -162,14 +162,8 @@ int xmap_release(struct xac_env *e)
 {
     struct xmap *mp = &e->xe_map;
     struct xtxn *tx = &e->xe_tx;
-    int last, rc = detach(e, &last);
+    int rc = detach(e);
 
-    /* The last to leave syncs what it wrote back (xMunmap's promise); a
-     * process that leaves others behind has nothing of its own to sync:
-     * its commits are in the pool or in the page cache, as NONDURABLE
-     * says, or in the log. */
-    if (last && xos.fdatasync(mp->mp_fd) != 0 && rc == 0)
-        rc = errno;
     xos_expect_faults(mp->mp_base, mp->mp_len, 0);
     xwp_close(&e->xe_wp);
     AZ(xos.munmap(mp->mp_base, mp->mp_len));
@@ -293,10 +287,8 @@ fail:
         xos.munmap(mp->mp_back, length);
     if (mp->mp_memfd >= 0)
         xos.close(mp->mp_memfd);
-    if (attached) {
-        int last;
-        detach(e, &last);
-    }
+    if (attached)
+        detach(e);
     if (tx->tx_touched != NULL && tx->tx_touched != MAP_FAILED)
         xos.munmap(tx->tx_touched, xtxn_lists_bytes(tx));
     if (tx->tx_pstate != NULL && tx->tx_pstate != MAP_FAILED)

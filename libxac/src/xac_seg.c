@@ -297,7 +297,6 @@ void xseg_drop_cache(struct xseg *sg)
 
 /* ---- attach and detach ----------------------------------------------- */
 
-
 int xseg_attach_begin(struct xseg *sg, int datafd, const char *name,
                       uint32_t npages, int *others)
 {

@@ -461,13 +461,12 @@ static void test_turns(void)
     unsetenv("XAC_TURN_US");
 }
 
-/* An irrevocable transaction's process dies: commits wait no more. */
-static void test_dead_irrevocable(void)
+/* Attach with XAC_ESCALATE=escalate and every writer admitted, open the
+ * pipe c2p, and begin a self-abort transaction that writes page 0: ours
+ * until it ends. */
+static void begin_holding_page0(const char *escalate, int c2p[2])
 {
-    int c2p[2], st;
-    pid_t pid;
-
-    setenv("XAC_ESCALATE", "1", 1);
+    setenv("XAC_ESCALATE", escalate, 1);
     setenv("XAC_WRITERS", "4096", 1);
     attach();
     if (pipe(c2p) != 0)
@@ -475,6 +474,25 @@ static void test_dead_irrevocable(void)
     E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
     E(xbegin());
     *page(0) = 1;
+}
+
+/* Undo begin_holding_page0 (its transaction has ended). */
+static void end_holding(int c2p[2])
+{
+    detach();
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_ESCALATE");
+    unsetenv("XAC_WRITERS");
+}
+
+/* An irrevocable transaction's process dies: commits wait no more. */
+static void test_dead_irrevocable(void)
+{
+    int c2p[2], st;
+    pid_t pid;
+
+    begin_holding_page0("1", c2p);
     fflush(NULL);
     if ((pid = fork()) == 0) {
         attach();
@@ -495,11 +513,7 @@ static void test_dead_irrevocable(void)
     test_cond("after it died, a commit that waited for it goes through",
               xend() == COMMITTED);
     test_cond("and the token is free", ctl()->ch_irrev == 0);
-    detach();
-    close(c2p[0]);
-    close(c2p[1]);
-    unsetenv("XAC_ESCALATE");
-    unsetenv("XAC_WRITERS");
+    end_holding(c2p);
 }
 
 /* ---- a loser sleeps until its rival ends --------------------------------- */
@@ -535,14 +549,7 @@ static void test_rival_sleep(void)
     uint32_t mine;
     pid_t pid;
 
-    setenv("XAC_ESCALATE", "0", 1); /* no escalation: the wait follows */
-    setenv("XAC_WRITERS", "4096", 1);
-    attach();
-    if (pipe(c2p) != 0)
-        abort();
-    E(xSetPolicy(XAC_POLICY_SELF_ABORT, 0));
-    E(xbegin());
-    *page(0) = 1; /* ours until we end */
+    begin_holding_page0("0", c2p); /* no escalation: the wait follows */
     mine = xac_env.xe_ctl.cx_slot;
     watched = xctl_txn_word(&xctl_slots(&xac_env.xe_ctl)[mine]);
     real_futex = xos.futex;
@@ -582,11 +589,7 @@ static void test_rival_sleep(void)
     test_cond("a commit with no sleeper", xend() == COMMITTED);
     xos.futex = real_futex;
     test_cond("wakes nobody (no system call)", nwakes == 0);
-    detach();
-    close(c2p[0]);
-    close(c2p[1]);
-    unsetenv("XAC_ESCALATE");
-    unsetenv("XAC_WRITERS");
+    end_holding(c2p);
 }
 
 int main(void)
