@@ -689,6 +689,20 @@ struct xac_stats {
                                         *   all read the file's version
                                         *   (XAC_SHARE; page-table access
                                         *   only) */
+    unsigned long long pages_copied;   /**< pages this process's faults
+                                        *   copied into its working memory
+                                        *   (a snapshot version read from
+                                        *   the data file or the version
+                                        *   pool).  Each process keeps its
+                                        *   own copies, so a page another
+                                        *   process committed since this
+                                        *   one last read it is copied
+                                        *   again: with more processes,
+                                        *   more of the pages a transaction
+                                        *   reads are stale, and copies per
+                                        *   commit rise (pages_reused
+                                        *   counts the faults that copied
+                                        *   nothing) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

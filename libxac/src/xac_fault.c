@@ -162,8 +162,10 @@ static int load(struct xac_env *e, uint32_t pg)
     rc = xos_read_all(fd, mp->mp_back + ((size_t)pg << e->xe_pshift),
                       e->xe_psize, off, 1);
     mp->mp_have[pg] = rc == 0 && newest <= tx->tx_snap ? newest + 1 : 0;
-    if (rc == 0)
+    if (rc == 0) {
         mp->mp_loaded++;
+        e->xe_flt.ft_copied++;
+    }
     return rc;
 }
 
@@ -210,6 +212,7 @@ static int load_run(struct xac_env *e, uint32_t a, uint32_t b)
         if (rc != 0)
             return rc;
         mp->mp_loaded += q - p;
+        e->xe_flt.ft_copied += q - p;
         p = q;
     }
     return 0;

@@ -17,6 +17,8 @@ struct xfault {
                                   * the version already (stats) */
     unsigned long ft_shared;     /* pages queries mapped from the data file
                                   * instead of copying them (stats) */
+    unsigned long ft_copied;     /* pages copied into the working memory
+                                  * (stats) */
 };
 
 int xflt_install(void);

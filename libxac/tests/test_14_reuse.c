@@ -11,7 +11,7 @@
  * process committed the page, or after the working memory was emptied
  * (XAC_WORKING_MIB).  XAC_REUSE=0 turns the skipping off.  Reads of the
  * data file are counted through the OS table; xStats' pages_reused counts
- * the skips.
+ * the skips, and pages_copied the copies: one for each read here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +27,7 @@ static int p2c[2], c2p[2];
 static int *x;
 static int vg;
 static unsigned nread;
+static unsigned long long copied0; /* xStats counts from the first xInit */
 
 static ssize_t count_pread(int fd, void *buf, size_t n, off_t off)
 {
@@ -37,6 +38,12 @@ static ssize_t count_pread(int fd, void *buf, size_t n, off_t off)
 static int *pg(int n, int mode)
 {
     return tu_page(x, n, mode, vg);
+}
+
+/* Every read of a page's version is one page copied, and nothing else. */
+static int copies_are_reads(void)
+{
+    return tu_stats().pages_copied - copied0 == nread;
 }
 
 static int rd(int n)
@@ -58,6 +65,8 @@ static int *attach(void)
     E(xInit("ctl", NONDURABLE));
     xSetKeepPages(0);
     y = xMmap("r.db", NPG * PAGESIZE);
+    nread = 0;
+    copied0 = tu_stats().pages_copied;
     xos.pread = count_pread;
     return y;
 }
@@ -91,12 +100,14 @@ int main(void)
                                                      a == 1 && b == 2);
     test_cond("... from the working memory: no read, two reuses",
               nread == n && tu_stats().pages_reused == r + 2);
+    test_cond("... and no copy", copies_are_reads());
 
     /* A page loaded once is not loaded again. */
     E(xbegin());
     a = rd(2);
     test_cond("a page never touched is read from the file",
               xend() == COMMITTED && a == 0 && nread == n + 1);
+    test_cond("... one page copied", nread > 0 && copies_are_reads());
     E(xbegin());
     a = rd(2);
     test_cond("... and reused the next time",
@@ -130,6 +141,7 @@ int main(void)
     test_cond("its version of page 1 is read, page 0 is reused",
               xend() == COMMITTED && b == 7 && a == 1 && nread == n + 1 &&
                   tu_stats().pages_reused == r + 1);
+    test_cond("... so one more page copied", copies_are_reads());
 
     /* Emptying the working memory forgets what it held. */
     E(xbegin());
@@ -146,6 +158,7 @@ int main(void)
     test_cond("after the working memory was emptied, pages are read again",
               xend() == COMMITTED && a == 1 && b == 7 && nread == n + 2 &&
                   tu_stats().pages_reused == r);
+    test_cond("... and copied again", copies_are_reads());
 
     xos_reset();
     E(xMunmap("r.db"));
@@ -170,6 +183,7 @@ int main(void)
     test_cond("with XAC_REUSE=0 it is read from the file again",
               xend() == COMMITTED && a == 1 && nread == n + 1 &&
                   tu_stats().pages_reused == r);
+    test_cond("... and copied each time", nread == 2 && copies_are_reads());
     xos_reset();
     E(xMunmap("r.db"));
     E(xShutdown());

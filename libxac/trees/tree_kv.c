@@ -205,6 +205,8 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
         c->aborted_ns = st.aborted_ns;
         c->waited_ns = st.admission_wait_ns + st.irrevocable_wait_ns;
         c->escalations = st.escalations;
+        c->faults = st.faults;
+        c->page_copies = st.pages_copied;
         if (tk_conflicts(c) != 0)
             return -1;
     }

@@ -111,7 +111,15 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
         tree = r["params"]["tree"]
         named = {k.removeprefix("conflict_aborts_") for k in same if k.startswith("conflict_aborts_")}
         assert named == kinds[tree]
-        assert {"retries_per_commit", "retries_max", "aborted_time", "wait_time", "escalations"} <= set(same)
+        assert {
+            "retries_per_commit",
+            "retries_max",
+            "aborted_time",
+            "wait_time",
+            "escalations",
+            "faults_per_commit",
+            "page_copies_per_commit",
+        } <= set(same)
         # Admission defaults to twice the CPUs, in turns of 1 ms; progress: no insert retried more
         # than escalate_after times.
         assert r["params"]["writers"] >= 2 and r["params"]["writers"] % 2 == 0
@@ -121,6 +129,13 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
             assert abs(same["retries_per_commit"][i] * 200 - conflicts) < 0.5, (same, i)
             assert conflicts <= n and same["retries_max"][i] <= min(conflicts, 8)
             assert same["escalations"][i] <= n and same["aborted_time"][i] >= 0 <= same["wait_time"][i]
+            # A process's first inserts copy the pages they read.  Without advisory calls every
+            # access is a fault, every insert writes a page, and a fault copies one page at
+            # most; the advisory calls grant (and copy) without faulting.
+            copies, faults = same["page_copies_per_commit"][i], same["faults_per_commit"][i]
+            assert copies > 0 and faults >= 0, (same, i)
+            if not r["params"]["advisory"]:
+                assert 1 <= faults and copies <= faults, (same, i)
     # No log is written under DB_TXN_NOT_DURABLE; DB_TXN_NOSYNC still logs.
     log = {
         r["params"]["mode"]: r["samples"]

@@ -79,6 +79,15 @@
  *   wait_time             ms: time waiting to be admitted or for another
  *                         process's irrevocable transaction
  *   escalations           count: operations that ran irrevocable
+ *   faults_per_commit     ratio: page faults that granted access (the
+ *                         store's own, LIBXAC's xStats faults) / committed
+ *                         updating transactions; aborted tries count too
+ *   page_copies_per_commit ratio: pages copied into the process's own
+ *                         memory (xStats pages_copied) / committed
+ *                         updating transactions: a page another process
+ *                         committed since this one last read it is
+ *                         copied again, so with more processes more of
+ *                         the pages an operation reads are copied
  *   conflict_aborts_<kind> count: conflict aborts blamed on a page of that
  *                         kind (store->page_kind_names names them: for
  *                         the LIBXAC trees header, allocator, root,
@@ -167,7 +176,7 @@ struct xb_kv_counters {
     unsigned long long aborts;               /* this process's */
     /* This process's contention (see the results above). */
     unsigned long long commits, conflict_aborts, retries_max, aborted_ns,
-        waited_ns, escalations;
+        waited_ns, escalations, faults, page_copies;
     int nconflict; /* entries of conflict[] */
     struct xb_kv_conflict conflict[XB_KV_CONFLICT_PAGES];
     long long own[8]; /* the store's own readings, for its params */

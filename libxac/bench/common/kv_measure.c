@@ -20,7 +20,7 @@
 /* The results of one configuration, in the order they are printed. */
 enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
        R_ABORTS, R_RETRIES, R_RETRY_MAX, R_ABORTED_TIME, R_WAIT_TIME,
-       R_ESCALATIONS, R_WRITE_BYTES, R_CONFLICTS,
+       R_ESCALATIONS, R_FAULTS, R_COPIES, R_WRITE_BYTES, R_CONFLICTS,
        NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
@@ -374,6 +374,13 @@ static void add_contention(const struct xb_kv_run *run,
     xb_sample(rs[R_ABORTED_TIME], (double)(b->aborted_ns - a->aborted_ns) / 1e6);
     xb_sample(rs[R_WAIT_TIME], (double)(b->waited_ns - a->waited_ns) / 1e6);
     xb_sample(rs[R_ESCALATIONS], (double)(b->escalations - a->escalations));
+    /* Per commit, so only where the process committed (an insert's). */
+    if (commits > 0) {
+        xb_sample(rs[R_FAULTS],
+                  (double)(b->faults - a->faults) / (double)commits);
+        xb_sample(rs[R_COPIES],
+                  (double)(b->page_copies - a->page_copies) / (double)commits);
+    }
     for (int k = 0; k < XB_KV_PAGE_KINDS; k++)
         if (kinds & (1u << k))
             xb_sample(rs[R_CONFLICTS + k], (double)conflicts[k]);
@@ -511,6 +518,8 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         [R_ABORTED_TIME] = {"aborted_time", "ms", XB_LOWER},
         [R_WAIT_TIME] = {"wait_time", "ms", XB_LOWER},
         [R_ESCALATIONS] = {"escalations", "count", XB_LOWER},
+        [R_FAULTS] = {"faults_per_commit", "ratio", XB_LOWER},
+        [R_COPIES] = {"page_copies_per_commit", "ratio", XB_LOWER},
         [R_WRITE_BYTES] = {"write_bytes_per_insert", "bytes", XB_LOWER}};
     xb_result *rs[NRESULTS] = {NULL};
     char metric[64];
