@@ -10,15 +10,23 @@
 #include "xac_assert.h"
 #include "xac_os.h"
 
-/* How long a sleeper waits before it looks again: for a dead holder of
- * the token, or (admission) for writers that stopped finishing. */
+/* How long a waiter for the irrevocable token sleeps before it looks
+ * for a dead holder (a live one wakes every waiter when it is done). */
 #define XCN_NAP_NS 2000000L
+/* How long an admission waiter sleeps before it looks again.  A place
+ * that frees wakes a waiter (leave_count); a writer that keeps its place
+ * between transactions only bumps ch_admit_seq.  So a nap that runs out
+ * finds nothing to do unless the writers stopped finishing.  With 2 ms
+ * naps, 60 of 64 processes waiting on 2 CPUs woke about 30 times a
+ * millisecond, once per insert, each wake-up taking a CPU from a writer
+ * (docs/benchmarks-scaling.md, "Waiters that sleep"). */
+#define XCN_ADMIT_NAP_NS 10000000L
 /* An admission waiter that saw no admitted writer finish for this many
- * naps looks for dead ones (reaping reads /proc for every slot, under
- * ch_lock: not something to do every nap); after twice as many it gives
- * up waiting and runs: the writers may be waiting for it (a program that
- * holds transactions open across processes). */
-#define XCN_STUCK_NAPS 5
+ * naps (10 ms) looks for dead ones (reaping reads /proc for every slot,
+ * under ch_lock: not something to do every nap); after twice as many
+ * (20 ms) it gives up waiting and runs: the writers may be waiting for
+ * it (a program that holds transactions open across processes). */
+#define XCN_STUCK_NAPS 1
 
 static uint64_t now_ns(void)
 {
@@ -45,11 +53,11 @@ void xcn_init(struct xcontend *cn, unsigned writers, unsigned turn_us,
     cn->cn_rand = seed;
 }
 
-/* Sleep on futex word w while it holds seq, at most one nap, counted in
- * *waiters.  1 if it timed out (nothing woke us). */
-static int nap(uint32_t *w, uint32_t seq, uint32_t *waiters)
+/* Sleep on futex word w while it holds seq, at most ns (below 1 s),
+ * counted in *waiters.  1 if it timed out (nothing woke us). */
+static int nap(uint32_t *w, uint32_t seq, uint32_t *waiters, long ns)
 {
-    struct timespec ts = {0, XCN_NAP_NS};
+    struct timespec ts = {0, ns};
     long rc;
 
     __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
@@ -131,7 +139,8 @@ static void admit(struct xcontend *cn, struct xctl *cx)
             cn->cn_admit_waits++;
         }
         cn->cn_yield = 0;
-        if (!nap(&h->ch_admit_seq, seq, &h->ch_admit_waiters)) {
+        if (!nap(&h->ch_admit_seq, seq, &h->ch_admit_waiters,
+                 XCN_ADMIT_NAP_NS)) {
             stuck = 0;
             continue;
         }
@@ -170,7 +179,7 @@ static int resume(struct xcontend *cn, struct xctl *cx)
 
 /* Hold the place between two transactions of the turn.  The count and
  * the waiters stay as they are; the bump tells them writers still
- * finish (they run anyway after XCN_STUCK_NAPS naps without one). */
+ * finish (after 2 * XCN_STUCK_NAPS naps without one they run anyway). */
 static void hold(struct xcontend *cn, struct xctl *cx)
 {
     cn->cn_admitted = 0;
@@ -221,7 +230,7 @@ static void wait_token(struct xcontend *cn, struct xctl *cx)
         holder = LD(&h->ch_irrev);
         if (holder == 0 || holder == mine)
             break;
-        if (nap(&h->ch_irrev_seq, seq, &h->ch_irrev_waiters) &&
+        if (nap(&h->ch_irrev_seq, seq, &h->ch_irrev_waiters, XCN_NAP_NS) &&
             !xctl_slot_alive(&xctl_slots(cx)[holder - 1]))
             reap(cx);
     }

@@ -592,6 +592,67 @@ static void test_rival_sleep(void)
     end_holding(c2p);
 }
 
+/* ---- an admission waiter sleeps long ------------------------------------ */
+
+static volatile long *first_nap; /* shared: the waiter's first nap, ns */
+
+/* The waiter's futex: notes how long its first admission nap may last. */
+static long waiter_futex(uint32_t *w, int op, uint32_t val,
+                         const struct timespec *ts)
+{
+    if (op == FUTEX_WAIT && w == &ctl()->ch_admit_seq && ts != NULL &&
+        *first_nap == 0)
+        *first_nap = ts->tv_sec * 1000000000L + ts->tv_nsec;
+    return real_futex(w, op, val, ts);
+}
+
+/* A freed place wakes a waiter, so a waiter's nap only has to run out to
+ * look for writers that stopped finishing: 10 ms, not 2 (with 2 ms, 60
+ * waiting processes woke once per insert).  Dead writers are still
+ * looked for after 10 ms and left behind after 20 (test_admission). */
+static void test_admission_nap(void)
+{
+    int c2p[2];
+    pid_t pid;
+
+    first_nap = mmap(NULL, sizeof *first_nap, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (first_nap == MAP_FAILED || pipe(c2p) != 0)
+        abort();
+    setenv("XAC_WRITERS", "1", 1);
+    setenv("XAC_TURN_US", "0", 1);
+    attach();
+    E(xbegin());
+    *page(10) = 10; /* we hold the only place */
+    real_futex = xos.futex;
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        int rc;
+        attach();
+        xos.futex = waiter_futex;
+        E(xbegin());
+        *page(11) = 11;
+        rc = xend();
+        xos.futex = real_futex;
+        tu_tell(c2p[1], rc == COMMITTED ? 'c' : 'n');
+        detach();
+        _exit(0);
+    }
+    while (*first_nap == 0)
+        usleep(100);
+    test_cond("a writer that finds no place sleeps at least 10 ms at a time",
+              *first_nap >= 10000000L && *first_nap < 1000000000L);
+    test_cond("we commit", xend() == COMMITTED);
+    test_cond("and the place we leave wakes it: it commits",
+              tu_hear(c2p[0]) == 'c' && tu_reap(pid));
+    detach();
+    munmap((void *)first_nap, sizeof *first_nap);
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_WRITERS");
+    unsetenv("XAC_TURN_US");
+}
+
 int main(void)
 {
     tu_tmpdir();
@@ -601,5 +662,6 @@ int main(void)
     test_turns();
     test_dead_irrevocable();
     test_rival_sleep();
+    test_admission_nap();
     return test_report();
 }
