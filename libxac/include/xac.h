@@ -689,11 +689,13 @@ struct xac_stats {
                                         *   all read the file's version
                                         *   (XAC_SHARE; page-table access
                                         *   only) */
-    unsigned long long pages_copied;   /**< pages this process's faults
-                                        *   copied into its working memory
-                                        *   (a snapshot version read from
-                                        *   the data file or the version
-                                        *   pool).  Each process keeps its
+    unsigned long long pages_copied;   /**< pages this process copied
+                                        *   into its working memory when
+                                        *   it gave a transaction access (a
+                                        *   fault or setPageAccess()): a
+                                        *   snapshot version read from the
+                                        *   data file or the version
+                                        *   pool.  Each process keeps its
                                         *   own copies, so a page another
                                         *   process committed since this
                                         *   one last read it is copied
@@ -701,7 +703,7 @@ struct xac_stats {
                                         *   more of the pages a transaction
                                         *   reads are stale, and copies per
                                         *   commit rise (pages_reused
-                                        *   counts the faults that copied
+                                        *   counts the grants that copied
                                         *   nothing) */
 };
 
