@@ -356,24 +356,17 @@ static void count_page(struct xcontend *cn, uint32_t pg1)
 static void await_rival(struct xcontend *cn, struct xctl *cx)
 {
     struct xctl_slot *s = &xctl_slots(cx)[cn->cn_rival_slot];
-    uint32_t *w = xctl_txn_word(s);
-    uint32_t low = (uint32_t)cn->cn_rival_id;
-    uint32_t *sleepers = &cx->cx_hdr->ch_rival_sleepers;
     uint64_t t0, t;
-    struct timespec ts;
 
     if (cn->cn_rival_id == 0)
         return;
     t0 = now_ns();
     for (t = t0; LD(&s->cs_txn) == cn->cn_rival_id &&
                  t - t0 < XCN_RIVAL_NS && t != 0;
-         t = now_ns()) {
-        ts.tv_sec = 0;
-        ts.tv_nsec = (long)(XCN_RIVAL_NS - (t - t0));
-        __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
-        xos.futex(w, FUTEX_WAIT, low, &ts);
-        __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
-    }
+         t = now_ns())
+        (void)nap(xctl_txn_word(s), (uint32_t)cn->cn_rival_id,
+                  &cx->cx_hdr->ch_rival_sleepers,
+                  (long)(XCN_RIVAL_NS - (t - t0)));
     cn->cn_backoff_ns += now_ns() - t0;
     cn->cn_rival_id = 0;
 }

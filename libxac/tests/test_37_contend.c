@@ -263,6 +263,33 @@ static void test_escalation(void)
 
 /* ---- admission --------------------------------------------------------- */
 
+/* Attach with one place for writers, left at every commit (no turns);
+ * open the pipe c2p; return a zeroed word of `bytes' shared with the
+ * children. */
+static void *one_place(size_t bytes, int c2p[2])
+{
+    void *shared = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+    if (shared == MAP_FAILED || pipe(c2p) != 0)
+        abort();
+    setenv("XAC_WRITERS", "1", 1);
+    setenv("XAC_TURN_US", "0", 1);
+    attach();
+    return shared;
+}
+
+/* Undo one_place. */
+static void end_one_place(void *shared, size_t bytes, int c2p[2])
+{
+    detach();
+    munmap(shared, bytes);
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_WRITERS");
+    unsetenv("XAC_TURN_US");
+}
+
 static volatile int *inside; /* shared: the second writer got in */
 
 /* A child that writes page pg in one transaction (setting *mark, if
@@ -299,13 +326,7 @@ static void test_admission(void)
     pid_t pid;
     char c;
 
-    inside = mmap(NULL, sizeof *inside, PROT_READ | PROT_WRITE,
-                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (inside == MAP_FAILED || pipe(c2p) != 0)
-        abort();
-    setenv("XAC_WRITERS", "1", 1);
-    setenv("XAC_TURN_US", "0", 1); /* a place is left at every commit */
-    attach();
+    inside = one_place(sizeof *inside, c2p);
     test_cond("XAC_WRITERS=1 is in effect", tu_stats().writers == 1);
 
     /* A second writer waits while we run. */
@@ -358,12 +379,7 @@ static void test_admission(void)
               xend() == COMMITTED);
     test_cond("and the count of admitted writers is back to 0",
               ctl()->ch_writers == 0);
-    detach();
-    munmap((void *)inside, sizeof *inside);
-    close(c2p[0]);
-    close(c2p[1]);
-    unsetenv("XAC_WRITERS");
-    unsetenv("XAC_TURN_US");
+    end_one_place((void *)inside, sizeof *inside, c2p);
 }
 
 /* ---- turns -------------------------------------------------------------- */
@@ -615,13 +631,7 @@ static void test_admission_nap(void)
     int c2p[2];
     pid_t pid;
 
-    first_nap = mmap(NULL, sizeof *first_nap, PROT_READ | PROT_WRITE,
-                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (first_nap == MAP_FAILED || pipe(c2p) != 0)
-        abort();
-    setenv("XAC_WRITERS", "1", 1);
-    setenv("XAC_TURN_US", "0", 1);
-    attach();
+    first_nap = one_place(sizeof *first_nap, c2p);
     E(xbegin());
     *page(10) = 10; /* we hold the only place */
     real_futex = xos.futex;
@@ -645,12 +655,7 @@ static void test_admission_nap(void)
     test_cond("we commit", xend() == COMMITTED);
     test_cond("and the place we leave wakes it: it commits",
               tu_hear(c2p[0]) == 'c' && tu_reap(pid));
-    detach();
-    munmap((void *)first_nap, sizeof *first_nap);
-    close(c2p[0]);
-    close(c2p[1]);
-    unsetenv("XAC_WRITERS");
-    unsetenv("XAC_TURN_US");
+    end_one_place((void *)first_nap, sizeof *first_nap, c2p);
 }
 
 int main(void)
