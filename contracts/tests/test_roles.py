@@ -32,6 +32,7 @@ ADDED_SYSTEM_SPECIFIC = {
     "writers",
     "turn_us",
     "escalate_after",
+    "lock_spin_us",
     "mmap_mib",
     "synchronous",
     "pool_mib",

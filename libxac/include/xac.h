@@ -186,6 +186,13 @@
  *       is full or the log fails).  Every transaction therefore commits
  *       within XAC_ESCALATE + 1 attempts.  0 = never (the thesis's
  *       behaviour: a transaction may abort without bound).
+ *   XAC_LOCK_SPIN_US=0..10000 (default 50)
+ *       how long a process that finds the commit lock (the mutex of the
+ *       control file, held while a commit validates and publishes) held
+ *       by another process spins, watching it, before it sleeps in the
+ *       kernel until it is free, in microseconds (xStats() lock_busy,
+ *       lock_spun).  0 = it sleeps at once, as does a process that may
+ *       run on one CPU only (the holder could not run meanwhile).
  *   XAC_SYNC=fdatasync|fsync|dsync (default fdatasync)
  *       how a DURABLE process makes the log stable (xSetSyncMethod()).
  *   XAC_LOG_LIMIT=4096..2147483648 (default 67108864, that is 64M)
@@ -705,6 +712,16 @@ struct xac_stats {
                                         *   commit rise (pages_reused
                                         *   counts the grants that copied
                                         *   nothing) */
+    unsigned long long lock_busy;      /**< times this process found the
+                                        *   commit lock (the control
+                                        *   file's mutex) held by another */
+    unsigned long long lock_spun;      /**< ... and took it within its
+                                        *   spin (XAC_LOCK_SPIN_US),
+                                        *   without sleeping in the
+                                        *   kernel */
+    int lock_spin_us;                  /**< XAC_LOCK_SPIN_US in effect (0:
+                                        *   no spinning, also on one
+                                        *   CPU) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

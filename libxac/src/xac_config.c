@@ -61,6 +61,12 @@ const struct xcfg_var xcfg_vars[] = {
           "their place, us; 0 = every transaction waits anew"),
     RANGE("XAC_ESCALATE", cf_escalate, 0, 1000, 8,
           "conflict aborts before a transaction runs irrevocable, 0 = never"),
+    /* 50 us: longer than a nondurable commit holds ch_lock, short next
+     * to a time slice (docs/benchmarks-scaling.md, "Spinning on the
+     * commit lock"). */
+    RANGE("XAC_LOCK_SPIN_US", cf_lock_spin_us, 0, 10000, 50,
+          "how long a process that finds the commit lock held spins "
+          "before it sleeps, us; 0 = it sleeps at once"),
     ENUM("XAC_SYNC", cf_sync, syncs,
          "how the log is made stable (xSetSyncMethod)"),
     SIZE("XAC_LOG_LIMIT", cf_log_limit, 4096, 1ull << 31, 64ull << 20,

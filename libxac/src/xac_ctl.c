@@ -38,13 +38,69 @@ struct xctl_slot *xctl_slots(struct xctl *cx)
 
 #define ctl_slots xctl_slots
 
+static void cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    AZ(xos.clock_gettime(CLOCK_MONOTONIC, &ts));
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Wait for ch_lock to look free, at most cx_spin_ns; 1 if it does.  A
+ * nondurable commit holds the lock for a few microseconds: sleeping in
+ * the kernel (futex) instead costs the sleeper a wake-up and two context
+ * switches, the holder a futex wake at its unlock, and may leave a CPU
+ * idle meanwhile.  It reads glibc's lock word (the owner's thread id, 0
+ * when free; FUTEX_OWNER_DIED once its owner died, which no spin waits
+ * out): reading it does not take the cache line from the holder as a
+ * trylock in the loop would. */
+static int spin_while_held(struct xctl *cx)
+{
+    const int *word = &cx->cx_hdr->ch_lock.__data.__lock;
+    uint64_t t0 = mono_ns();
+    int i, w;
+
+    for (;;) {
+        for (i = 0; i < 32; i++) {
+            w = __atomic_load_n(word, __ATOMIC_RELAXED);
+            if (w == 0)
+                return 1;
+            if (w & FUTEX_OWNER_DIED)
+                return 0;
+            cpu_pause();
+        }
+        if (mono_ns() - t0 >= cx->cx_spin_ns)
+            return 0;
+    }
+}
+
 /* Lock the header mutex, repairing it if its owner died while holding it.
  * The slot table is only changed by single stores; the version state in
  * the segment file may be half-changed, so ch_repair tells the next
  * process that has it mapped to rebuild it (xac_seg.c). */
 void xctl_lock(struct xctl *cx)
 {
-    int rc = pthread_mutex_lock(&cx->cx_hdr->ch_lock);
+    pthread_mutex_t *m = &cx->cx_hdr->ch_lock;
+    int rc = pthread_mutex_trylock(m);
+
+    if (rc == EBUSY) {
+        cx->cx_lock_busy++;
+        if (cx->cx_spin_ns > 0 && spin_while_held(cx))
+            rc = pthread_mutex_trylock(m);
+        if (rc == 0)
+            cx->cx_lock_spun++;
+        else if (rc == EBUSY)
+            rc = pthread_mutex_lock(m);
+    }
     if (rc == EOWNERDEAD) {
         rc = pthread_mutex_consistent(&cx->cx_hdr->ch_lock);
         cx->cx_hdr->ch_repair = 1;

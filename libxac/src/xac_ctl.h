@@ -136,6 +136,9 @@ struct xctl {
     struct xctl_hdr *cx_hdr; /* mapping of the whole file */
     size_t cx_maplen;
     uint32_t cx_slot;        /* our slot index */
+    uint64_t cx_spin_ns;     /* XAC_LOCK_SPIN_US, in ns */
+    unsigned long long cx_lock_busy; /* xctl_lock found ch_lock held */
+    unsigned long long cx_lock_spun; /* ... and took it within the spin */
 };
 
 /* Open (creating if needed) dir/xac.ctl and take a process slot.
@@ -145,7 +148,8 @@ int xctl_open(struct xctl *cx, const char *dir, size_t psize);
 void xctl_close(struct xctl *cx);
 struct xctl_slot *xctl_slots(struct xctl *cx);
 /* Lock ch_lock.  If its owner died holding it, make it consistent and set
- * ch_repair (the version state may be half-changed). */
+ * ch_repair (the version state may be half-changed).  A process that finds
+ * it held spins up to cx_spin_ns before it sleeps in the kernel. */
 void xctl_lock(struct xctl *cx);
 void xctl_unlock(struct xctl *cx);
 /* Is the process that owns slot s alive (pid exists with the same start

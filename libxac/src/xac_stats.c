@@ -64,6 +64,9 @@ int xStats(struct xac_stats *st)
     st->conflicts_untracked = cn->cn_untracked;
     st->writers = (int)cn->cn_writers;
     st->escalate_after = (int)cn->cn_escalate;
+    st->lock_busy = e->xe_ctl.cx_lock_busy;
+    st->lock_spun = e->xe_ctl.cx_lock_spun;
+    st->lock_spin_us = (int)(e->xe_ctl.cx_spin_ns / 1000u);
     return 0;
 }
 
