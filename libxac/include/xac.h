@@ -192,7 +192,8 @@
  *       by another process spins, watching it, before it sleeps in the
  *       kernel until it is free, in microseconds (xStats() lock_busy,
  *       lock_spun).  0 = it sleeps at once, as does a process that may
- *       run on one CPU only (the holder could not run meanwhile).
+ *       run on one CPU only (the holder could not run meanwhile) or
+ *       that was built against a C library other than glibc.
  *   XAC_SYNC=fdatasync|fsync|dsync (default fdatasync)
  *       how a DURABLE process makes the log stable (xSetSyncMethod()).
  *   XAC_LOG_LIMIT=4096..2147483648 (default 67108864, that is 64M)

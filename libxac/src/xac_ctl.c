@@ -38,6 +38,7 @@ struct xctl_slot *xctl_slots(struct xctl *cx)
 
 #define ctl_slots xctl_slots
 
+#if XCTL_CAN_SPIN
 static void cpu_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -62,7 +63,7 @@ static uint64_t mono_ns(void)
  * idle meanwhile.  It reads glibc's lock word (the owner's thread id, 0
  * when free; FUTEX_OWNER_DIED once its owner died, which no spin waits
  * out): reading it does not take the cache line from the holder as a
- * trylock in the loop would. */
+ * trylock in the loop would.  (glibc only: XCTL_CAN_SPIN.) */
 static int spin_while_held(struct xctl *cx)
 {
     const int *word = &cx->cx_hdr->ch_lock.__data.__lock;
@@ -82,6 +83,7 @@ static int spin_while_held(struct xctl *cx)
             return 0;
     }
 }
+#endif
 
 /* Lock the header mutex, repairing it if its owner died while holding it.
  * The slot table is only changed by single stores; the version state in
@@ -94,8 +96,10 @@ void xctl_lock(struct xctl *cx)
 
     if (rc == EBUSY) {
         cx->cx_lock_busy++;
+#if XCTL_CAN_SPIN
         if (cx->cx_spin_ns > 0 && spin_while_held(cx))
             rc = pthread_mutex_trylock(m);
+#endif
         if (rc == 0)
             cx->cx_lock_spun++;
         else if (rc == EBUSY)

@@ -131,6 +131,15 @@ static inline uint32_t *xctl_txn_word(struct xctl_slot *s)
            (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 1 : 0);
 }
 
+/* Can a process spin on a held ch_lock (XAC_LOCK_SPIN_US)?  The spin
+ * watches the mutex's word, which only glibc's layout names; elsewhere a
+ * process sleeps at once. */
+#ifdef __GLIBC__
+#define XCTL_CAN_SPIN 1
+#else
+#define XCTL_CAN_SPIN 0
+#endif
+
 struct xctl {
     int cx_fd;
     struct xctl_hdr *cx_hdr; /* mapping of the whole file */

@@ -113,8 +113,9 @@ int xInit(const char *path, int flags)
         return ENOMEM;
     rc = xctl_open(&e->xe_ctl, path, e->xe_psize);
     /* On one CPU the holder cannot run while we spin. */
-    e->xe_ctl.cx_spin_ns =
-        xos_cpus() > 1 ? (uint64_t)cfg.cf_lock_spin_us * 1000u : 0;
+    e->xe_ctl.cx_spin_ns = XCTL_CAN_SPIN && xos_cpus() > 1
+                               ? (uint64_t)cfg.cf_lock_spin_us * 1000u
+                               : 0;
     if (rc == 0)
         rc = xflt_install();
     if (rc != 0)
