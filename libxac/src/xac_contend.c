@@ -28,15 +28,6 @@
  * it (a program that holds transactions open across processes). */
 #define XCN_STUCK_NAPS 1
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    if (xos.clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct xctl_slot *myslot(struct xctl *cx)
 {
     return &xctl_slots(cx)[cx->cx_slot];
@@ -135,7 +126,7 @@ static void admit(struct xcontend *cn, struct xctl *cx)
         if (!cn->cn_yield && take_over(cn, cx))
             break;
         if (t0 == 0) {
-            t0 = now_ns();
+            t0 = xos_now_ns();
             cn->cn_admit_waits++;
         }
         cn->cn_yield = 0;
@@ -158,9 +149,9 @@ static void admit(struct xcontend *cn, struct xctl *cx)
         }
     }
     cn->cn_admitted = 1;
-    cn->cn_turn_t0 = now_ns();
+    cn->cn_turn_t0 = xos_now_ns();
     if (t0 != 0)
-        cn->cn_admit_ns += now_ns() - t0;
+        cn->cn_admit_ns += xos_now_ns() - t0;
 }
 
 /* The place held since the last transaction, if no one took it over (our
@@ -223,7 +214,7 @@ static void wait_token(struct xcontend *cn, struct xctl *cx)
 {
     struct xctl_hdr *h = cx->cx_hdr;
     uint32_t seq, holder, mine = cx->cx_slot + 1;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = xos_now_ns();
 
     for (;;) {
         seq = LD(&h->ch_irrev_seq);
@@ -234,7 +225,7 @@ static void wait_token(struct xcontend *cn, struct xctl *cx)
             !xctl_slot_alive(&xctl_slots(cx)[holder - 1]))
             reap(cx);
     }
-    cn->cn_irrev_ns += now_ns() - t0;
+    cn->cn_irrev_ns += xos_now_ns() - t0;
 }
 
 void xcn_wait_irrevocable(struct xcontend *cn, struct xctl *cx)
@@ -291,7 +282,7 @@ void xcn_enter(struct xcontend *cn, struct xctl *cx)
     } else if (!resume(cn, cx)) {
         admit(cn, cx);
     }
-    cn->cn_t0 = now_ns();
+    cn->cn_t0 = xos_now_ns();
 }
 
 void xcn_began(struct xcontend *cn, struct xctl *cx, uint64_t id)
@@ -305,7 +296,7 @@ void xcn_leave(struct xcontend *cn, struct xctl *cx, int may_hold)
     uint64_t turn_ns = (uint64_t)cn->cn_turn_us * 1000u;
 
     if (cn->cn_admitted && may_hold && turn_ns != 0 &&
-        now_ns() - cn->cn_turn_t0 < turn_ns) {
+        xos_now_ns() - cn->cn_turn_t0 < turn_ns) {
         hold(cn, cx);
     } else if (cn->cn_admitted) {
         unadmit(cn, cx);
@@ -360,14 +351,14 @@ static void await_rival(struct xcontend *cn, struct xctl *cx)
 
     if (cn->cn_rival_id == 0)
         return;
-    t0 = now_ns();
+    t0 = xos_now_ns();
     for (t = t0; LD(&s->cs_txn) == cn->cn_rival_id &&
                  t - t0 < XCN_RIVAL_NS && t != 0;
-         t = now_ns())
+         t = xos_now_ns())
         (void)nap(xctl_txn_word(s), (uint32_t)cn->cn_rival_id,
                   &cx->cx_hdr->ch_rival_sleepers,
                   (long)(XCN_RIVAL_NS - (t - t0)));
-    cn->cn_backoff_ns += now_ns() - t0;
+    cn->cn_backoff_ns += xos_now_ns() - t0;
     cn->cn_rival_id = 0;
 }
 
@@ -387,9 +378,9 @@ static void backoff(struct xcontend *cn, unsigned k, uint32_t salt)
     us = (cn->cn_rand >> 33) % (lim + 1);
     ts.tv_sec = (time_t)(us / 1000000);
     ts.tv_nsec = (long)(us % 1000000) * 1000L;
-    t0 = now_ns();
+    t0 = xos_now_ns();
     xos.nanosleep(&ts, NULL);
-    cn->cn_backoff_ns += now_ns() - t0;
+    cn->cn_backoff_ns += xos_now_ns() - t0;
 }
 
 void xcn_end(struct xcontend *cn, struct xctl *cx, uint64_t id,
@@ -413,7 +404,7 @@ void xcn_end(struct xcontend *cn, struct xctl *cx, uint64_t id,
     if (!conflict)
         return;
     cn->cn_aborts++;
-    cn->cn_aborted_ns += now_ns() - cn->cn_t0;
+    cn->cn_aborted_ns += xos_now_ns() - cn->cn_t0;
     /* Lost to a transaction that doomed us: it says on which page. */
     if (pg1 == 0 && LD(&me->cs_doom) == id)
         pg1 = LD(&me->cs_doom_pg);

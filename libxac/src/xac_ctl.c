@@ -48,14 +48,6 @@ static void cpu_pause(void)
 #endif
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    AZ(xos.clock_gettime(CLOCK_MONOTONIC, &ts));
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Wait for ch_lock to look free, at most cx_spin_ns; 1 if it does.  A
  * nondurable commit holds the lock for a few microseconds: sleeping in
  * the kernel (futex) instead costs the sleeper a wake-up and two context
@@ -67,7 +59,7 @@ static uint64_t mono_ns(void)
 static int spin_while_held(struct xctl *cx)
 {
     const int *word = &cx->cx_hdr->ch_lock.__data.__lock;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = xos_now_ns(), t;
     int i, w;
 
     for (;;) {
@@ -79,8 +71,9 @@ static int spin_while_held(struct xctl *cx)
                 return 0;
             cpu_pause();
         }
-        if (mono_ns() - t0 >= cx->cx_spin_ns)
-            return 0;
+        t = xos_now_ns();
+        if (t == 0 || t - t0 >= cx->cx_spin_ns)
+            return 0; /* a clock that fails ends the spin */
     }
 }
 #endif

@@ -91,9 +91,7 @@ static int crowded(const struct xlog *lg)
 
 static uint64_t now_us(void)
 {
-    struct timespec ts;
-    xos.clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    return xos_now_ns() / 1000u;
 }
 
 /* As the new leader: if other processes are inside transactions whose

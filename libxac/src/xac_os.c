@@ -152,6 +152,15 @@ int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof)
     return 0;
 }
 
+uint64_t xos_now_ns(void)
+{
+    struct timespec ts;
+
+    if (xos.clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 unsigned xos_cpus(void)
 {
     cpu_set_t set;

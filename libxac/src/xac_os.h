@@ -82,6 +82,9 @@ int xos_read_all(int fd, void *dst, size_t len, off_t off, int zero_past_eof);
 /* The CPUs this process may run on (its affinity mask), at least 1. */
 unsigned xos_cpus(void);
 
+/* CLOCK_MONOTONIC in ns through xos.clock_gettime; 0 if it fails. */
+uint64_t xos_now_ns(void);
+
 /* Read /proc/<pid>/stat into buf (n bytes): a pointer to the ')' that
  * ends the command name (field 2; the fields after it follow, each after
  * one space), or NULL if it cannot be read. */
