@@ -22,7 +22,7 @@ and false alerts per 100 flat series, for the server's defaults and a small
 grid around them.  Targets (issue K): F1 >= 0.9 on steps >= 5 % of the
 median, fewer than 5 false alerts per 100 flat series of 50 points.
 
-Three more figures say what the targets rest on:
+Four more figures say what the targets rest on:
 
 - precision, recall and F1 on the steps of at least 5 % (and false alerts in
   the flat series) **per noise level** of the recorded series, and the
@@ -35,6 +35,10 @@ Three more figures say what the targets rest on:
   smaller than the run-to-run scatter cannot be told from it with 50 runs,
   by this method or any other (docs/validity.md, "minimum detectable
   effect");
+- of the injected steps at or above the smallest step the series page names
+  for their series (``services/sensitivity.py``: from the series' noise and the
+  runs after the step), and of those below it, the share found: whether the
+  page tells its readers the truth;
 - false alerts per 100 windows of 50 runs **in the order recorded**: these
   windows may hold real changes of the machine (another job starting on a
   shared host), which count here as false alerts.
@@ -57,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("XACLAB_REGISTRATION_TOKEN", "bench-registration-token-0123456789")
 from xaclab_server.core.config import Settings  # noqa: E402
 from xaclab_server.services import edivisive  # noqa: E402
+from xaclab_server.services.sensitivity import smallest_step  # noqa: E402
 
 STEPS = (0.02, 0.03, 0.04, 0.05, 0.075, 0.10, 0.15, 0.20)
 DATA = Path(__file__).resolve().parent / "data" / "quick-noise.json"
@@ -139,6 +144,16 @@ class Tally:
 
 
 @dataclass
+class Predicted:
+    """Steps at or above, and below, the smallest step the series page says the detector
+    finds in their series (services/sensitivity.py, from the series' noise and the
+    points after the step): how many of each were found."""
+
+    above: Tally
+    below: Tally
+
+
+@dataclass
 class NoiseLevel:
     """The steps >= 5 % and the flat series of the series with noise below ``edge``."""
 
@@ -162,6 +177,7 @@ def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> d
         edge: NoiseLevel(edge, set(), Tally(), {size: Tally() for size in STEPS})
         for edge in NOISE_EDGES
     }
+    predicted = Predicted(Tally(), Tally())
     flat_series = flat_alerts = flat_with_alert = 0
     for case in cases:
         found = [s.index for s in edivisive.detect(case.values, options)]
@@ -176,6 +192,9 @@ def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> d
             continue
         by_size[case.size].add(found, case.step_at, tolerance)
         level.by_size[case.size].add(found, case.step_at, tolerance)
+        after = len(case.values) - case.step_at
+        visible_here = case.size >= smallest_step(case.noise, after, options)
+        (predicted.above if visible_here else predicted.below).add(found, case.step_at, tolerance)
         if case.size >= 0.05:
             large.add(found, case.step_at, tolerance)
             level.steps.add(found, case.step_at, tolerance)
@@ -186,6 +205,7 @@ def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> d
         "large": large.scores(),
         "visible": visible.scores(),
         "levels": list(levels.values()),
+        "predicted": predicted,
         "visible_steps": visible.hits + visible.misses,
         "large_steps": large.hits + large.misses,
         "false_per_100": 100 * flat_alerts / flat_series if flat_series else 0.0,
@@ -274,6 +294,16 @@ def report_levels(levels: list[NoiseLevel]) -> None:
         )
 
 
+def report_predicted(predicted: Predicted) -> None:
+    above, below = predicted.above, predicted.below
+    print(
+        "the series page's smallest step (services/sensitivity.py, from each series' noise "
+        f"and the runs after the step): found {above.scores()[1]:.3f} of the "
+        f"{above.hits + above.misses} steps at or above it, {below.scores()[1]:.3f} of the "
+        f"{below.hits + below.misses} below it"
+    )
+
+
 def false_per_100(windows: list[list[float]], options: edivisive.Options) -> float:
     found = sum(len(edivisive.detect(w, options)) for w in windows)
     return 100 * found / len(windows) if windows else 0.0
@@ -322,6 +352,7 @@ def main() -> None:
         f"per 100 flat series: {result['false_per_100']:.2f} (< {TARGET_FALSE_PER_100:g}: "
         f"{'met' if result['false_per_100'] < TARGET_FALSE_PER_100 else 'not met'})"
     )
+    report_predicted(result["predicted"])
     ordered = recorded_order(data, args.points)
     print(
         f"in the order recorded: {false_per_100(ordered, shipped):.2f} alerts per 100 windows "

@@ -62,3 +62,14 @@ def test_noisier_series_hide_more_of_the_same_steps(measured: dict[str, Any]) ->
     quiet = recalls[:3]
     assert recalls[-1] < 0.2 < 0.9 < max(quiet)
     assert min(quiet) > 0.85
+
+
+def test_the_series_pages_smallest_step_parts_the_steps_found_from_those_missed(
+    measured: dict[str, Any],
+) -> None:
+    """The smallest step a series page names (services/sensitivity.py): on the recorded
+    noise most injected steps at or above it are found, few below it."""
+    above, below = measured["predicted"].above, measured["predicted"].below
+    assert above.hits + above.misses >= 1000 and below.hits + below.misses >= 1000
+    assert above.scores()[1] >= 0.8
+    assert below.scores()[1] <= 0.3

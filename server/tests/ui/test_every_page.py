@@ -207,6 +207,12 @@ def test_every_page_renders_cleanly_and_escapes_stored_text(
             page.wait_for_selector("[data-testid='history-chart'][data-ready='true']")
             assert XSS in page.inner_text("[data-testid='series-params']")
             assert page.locator("[data-xss]").count() == 0
+            # The alert's series: constant on either side of its step, so no noise between
+            # the change points, and the minimum change (3 %) is the smallest step it shows.
+            page.goto(f"{base}/series/{ids['key']}")
+            sensitivity = page.inner_text("[data-testid='series-sensitivity']")
+            assert "Run-to-run noise 0.0 %" in sensitivity and "20 points" in sensitivity
+            assert page.inner_text("[data-testid='series-smallest']") == "3.0 %"
             page.goto(f"{base}/tokens")
             assert XSS in page.inner_text("body")
             page.goto(f"{base}/schedules")

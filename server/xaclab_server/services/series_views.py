@@ -2,8 +2,12 @@
 
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from xaclab_server.models import ChangePoint, Series
-from xaclab_server.services.series import Point, describe
+from xaclab_server.services.edivisive import Options
+from xaclab_server.services.sensitivity import Sensitivity, sensitivity
+from xaclab_server.services.series import Point, describe, series_points
 
 
 def series_out(series: Series, machine_name: str) -> dict[str, Any]:
@@ -68,3 +72,33 @@ def change_point_out(change: ChangePoint) -> dict[str, Any]:
         "withdrawn": change.withdrawn_at is not None,
         "alert": f"/alerts/{change.id}",
     }
+
+
+def sensitivity_out(found: Sensitivity, options: Options) -> dict[str, Any]:
+    """What a series can show, in percent (services/sensitivity.py)."""
+    return {
+        "points": found.points,
+        "noise_percent": None if found.noise is None else found.noise * 100,
+        "smallest_step_percent": [
+            {"points_after": after, "percent": step * 100}
+            for after, step in sorted(found.smallest.items())
+        ],
+        "not_judged": found.reason,
+        "window": options.window,
+        "max_pvalue": options.max_pvalue,
+    }
+
+
+def series_sensitivity(
+    *, session: Session, series: Series, changes: list[ChangePoint], options: Options, history: int
+) -> dict[str, Any]:
+    """The sensitivity of the points the detector reads (its newest ``history``, bisection
+    runs left out), cut at the change points it still finds."""
+    points = series_points(session=session, series_id=series.id, limit=history)
+    position = {p.run_id: i for i, p in enumerate(points)}
+    cuts = [
+        position[c.after_run_id]
+        for c in changes
+        if c.withdrawn_at is None and c.after_run_id in position
+    ]
+    return sensitivity_out(sensitivity([p.value for p in points], cuts, options), options)

@@ -6,10 +6,16 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Path, Query, status
 from sqlalchemy import select
 
-from xaclab_server.api.deps import LibxacGitDep, SessionDep
+from xaclab_server.api.deps import LibxacGitDep, SessionDep, SettingsDep
 from xaclab_server.models import Machine, Series
 from xaclab_server.services import series as series_service
-from xaclab_server.services.series_views import change_point_out, point_out, series_out
+from xaclab_server.services.detection import detector_options
+from xaclab_server.services.series_views import (
+    change_point_out,
+    point_out,
+    series_out,
+    series_sensitivity,
+)
 
 router = APIRouter(prefix="/api/v1", tags=["series"])
 
@@ -38,13 +44,16 @@ def list_series(
 def read_series(
     session: SessionDep,
     git: LibxacGitDep,
+    settings: SettingsDep,
     key: Annotated[str, Path(max_length=64)],
     order: Literal["time", "revision"] = "time",
     bisections: bool = True,
 ) -> dict[str, Any]:
-    """The series, its points (one per run: the median of the run's results' medians) and
-    its change points.  ``order=revision`` sorts the points by libxac revision (the
-    server's git history) before time; ``bisections=false`` leaves out bisection runs."""
+    """The series, its points (one per run: the median of the run's results' medians), its
+    change points, and what it can show (``sensitivity``: its run-to-run noise and the
+    smallest step the detector finds in most cases).  ``order=revision`` sorts the points
+    by libxac revision (the server's git history) before time; ``bisections=false`` leaves
+    out bisection runs."""
     found = series_service.find_series(session=session, key=key)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Series {key!r} does not exist.")
@@ -64,6 +73,13 @@ def read_series(
         **series_out(found, machine.name),
         "points": [point_out(p) for p in points],
         "change_points": [change_point_out(c) for c in changes],
+        "sensitivity": series_sensitivity(
+            session=session,
+            series=found,
+            changes=changes,
+            options=detector_options(settings),
+            history=settings.change_history,
+        ),
     }
 
 

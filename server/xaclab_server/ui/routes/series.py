@@ -6,10 +6,16 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
-from xaclab_server.api.deps import SessionDep
+from xaclab_server.api.deps import SessionDep, SettingsDep
 from xaclab_server.models import Machine
 from xaclab_server.services import series as series_service
-from xaclab_server.services.series_views import change_point_out, point_out, series_out
+from xaclab_server.services.detection import detector_options
+from xaclab_server.services.series_views import (
+    change_point_out,
+    point_out,
+    series_out,
+    series_sensitivity,
+)
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import not_found, render
 
@@ -19,7 +25,9 @@ KEY_LENGTH = 64
 
 
 @router.get("/series/{key}", response_class=HTMLResponse)
-def series_page(request: Request, session: SessionDep, key: str, _reader: PageReader) -> Response:
+def series_page(
+    request: Request, session: SessionDep, settings: SettingsDep, key: str, _reader: PageReader
+) -> Response:
     found = series_service.find_series(session=session, key=key[:KEY_LENGTH])
     if found is None:
         return not_found(request, f"Series {key[:KEY_LENGTH]!r}")
@@ -34,5 +42,12 @@ def series_page(request: Request, session: SessionDep, key: str, _reader: PageRe
         "series": series_out(found, machine or "?"),
         "points": [point_out(p) for p in points],
         "change_points": [change_point_out(c) for c in changes],
+        "sensitivity": series_sensitivity(
+            session=session,
+            series=found,
+            changes=changes,
+            options=detector_options(settings),
+            history=settings.change_history,
+        ),
     }
     return render(request, "series.html", {"chart": chart})
