@@ -42,11 +42,14 @@ def test_a_noisy_series_says_a_5_percent_change_can_go_unseen(
     sensitivity = series["sensitivity"]
     assert isinstance(sensitivity, dict)
     assert math.isclose(sensitivity["noise_percent"], 1.4826 * 8, rel_tol=1e-6)
+    # From 20 points the noise is known to about ±1.17/sqrt(20) of itself.
+    assert math.isclose(sensitivity["noise_known_to_percent"], 100 * math.sqrt(1.36 / 20))
     soon, later = (s["percent"] for s in sensitivity["smallest_step_percent"])
     assert soon > later > 12  # more than the noise: a 5 % step hides in it
     page = client.get(f"/series/{series['key']}")
     assert page.status_code == 200
     assert "What this series can show" in page.text and "11.9 %" in page.text
+    assert "known to about ±26 % of its" in page.text
     assert 'data-testid="series-blind"' in page.text
 
 
@@ -57,6 +60,7 @@ def test_a_short_series_is_not_judged_yet(client: TestClient, app: FastAPI) -> N
     sensitivity = series["sensitivity"]
     assert isinstance(sensitivity, dict)
     assert sensitivity["noise_percent"] is None and sensitivity["smallest_step_percent"] == []
+    assert sensitivity["noise_known_to_percent"] is None
     assert sensitivity["not_judged"] == "3 of the 10 points it takes to judge the noise"
     page = client.get(f"/series/{series['key']}").text
     assert "Not judged yet: 3 of the 10 points it takes to judge the noise." in page

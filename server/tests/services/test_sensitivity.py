@@ -101,4 +101,5 @@ def test_a_series_too_short_or_centred_on_zero_is_not_judged() -> None:
     judged = sensitivity([10.0, 10.2, 9.8, 10.1, 9.9] * 2, [], SHIPPED)
     assert judged.reason is None and judged.noise is not None and judged.noise > 0
     assert sorted(judged.smallest) == [10, 25]
+    assert judged.noise_known_to == pytest.approx(math.sqrt(1.36 / 10))
     assert judged.smallest[10] >= judged.smallest[25] >= 0.03

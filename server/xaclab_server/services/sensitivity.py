@@ -51,6 +51,12 @@ class Sensitivity:
     smallest: dict[int, float]  # points after the step -> the smallest step found
     reason: str | None
 
+    @property
+    def noise_known_to(self) -> float:
+        """The noise's own standard error over the noise (normal noise): the robust standard
+        deviation from ``points`` points is known to about ±1.17/sqrt(points) of itself."""
+        return math.sqrt(MAD_VARIANCE / self.points) if self.points else math.inf
+
 
 def smallest_step(noise: float, after: int, options: Options) -> float:
     """The smallest relative step the detector finds in most cases in a series of this
