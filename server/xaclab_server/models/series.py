@@ -45,3 +45,8 @@ class Series(Base):
     pending: Mapped[bool] = mapped_column(default=False, server_default=false())
     claimed_until: Mapped[datetime | None]
     detected_at: Mapped[datetime | None]
+    # The run-to-run noise (relative robust sd between change points) and the number of
+    # points it came from, as the last detection measured them; None: not judged (fewer
+    # than services.sensitivity.MIN_POINTS points, or a median of 0).
+    noise: Mapped[float | None]
+    noise_points: Mapped[int | None]

@@ -30,6 +30,7 @@ from xaclab_server.core.config import Settings
 from xaclab_server.models import ChangePoint, Series
 from xaclab_server.services import edivisive
 from xaclab_server.services.edivisive import Split
+from xaclab_server.services.sensitivity import sensitivity
 from xaclab_server.services.series import Point, series_points
 from xaclab_server.services.significance import bootstrap_ratio
 
@@ -65,7 +66,11 @@ def detect_series(
 ) -> Detection:
     """Detect on ``series`` and update its change points; flushes, does not commit."""
     points = series_points(session=session, series_id=series.id, limit=history)
-    splits = edivisive.detect([p.value for p in points], options)
+    readings = [p.value for p in points]
+    splits = edivisive.detect(readings, options)
+    # What the series can show, kept for the alerts page (services/watch_coverage.py).
+    series.noise = sensitivity(readings, [s.index for s in splits], options).noise
+    series.noise_points = len(points)
     stored = list(session.scalars(select(ChangePoint).where(ChangePoint.series_id == series.id)))
     position = {p.run_id: i for i, p in enumerate(points)}
     active = [c for c in stored if c.withdrawn_at is None]

@@ -26,6 +26,9 @@ def series_out(series: Series, machine_name: str) -> dict[str, Any]:
         "params": series.params,
         "last_point_at": series.last_point_at.isoformat(),
         "detected_at": None if series.detected_at is None else series.detected_at.isoformat(),
+        # As the last detection measured it (services/sensitivity.py); None: not judged.
+        "noise_percent": None if series.noise is None else series.noise * 100,
+        "noise_points": series.noise_points,
         "history": f"/series/{series.key}",
     }
 

@@ -9,8 +9,9 @@ from sqlalchemy import select
 
 from xaclab_server.api.deps import ClockDep, LibxacGitDep, NotifierDep, SessionDep, SettingsDep
 from xaclab_server.models import Machine
-from xaclab_server.services import alerts, bisection, watch_admin, webhooks
+from xaclab_server.services import alerts, bisection, watch_admin, watch_coverage, webhooks
 from xaclab_server.services.alerts import AlertFilter
+from xaclab_server.services.detection import detector_options
 from xaclab_server.ui.forms import AdminForm, OperatorForm, submit
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import not_found, refused, render, see_other
@@ -58,6 +59,12 @@ def alerts_page(
             "directions": DIRECTIONS,
             "machines": session.execute(select(Machine.id, Machine.name).order_by(Machine.name)),
             "limit": PAGE,
+            "coverage": watch_coverage.watch_coverage(
+                session=session, options=detector_options(settings), machine_id=machine_id
+            ),
+            "coverage_step": watch_coverage.STEP,
+            "coverage_after": watch_coverage.AFTER,
+            "coverage_named": watch_coverage.NOISIEST,
             **admin,
         },
     )
