@@ -33,6 +33,7 @@ ADDED_SYSTEM_SPECIFIC = {
     "turn_us",
     "escalate_after",
     "lock_spin_us",
+    "handoff_us",
     "mmap_mib",
     "synchronous",
     "pool_mib",

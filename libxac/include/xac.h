@@ -194,6 +194,14 @@
  *       lock_spun).  0 = it sleeps at once, as does a process that may
  *       run on one CPU only (the holder could not run meanwhile) or
  *       that was built against a C library other than glibc.
+ *   XAC_HANDOFF_US=0..10000 (default 100)
+ *       how long a process whose admission turn (XAC_TURN_US) ended, and
+ *       which woke a waiter for its place, yields its CPU (sched_yield)
+ *       while the place is still free, in microseconds (xStats()
+ *       admission_handoffs).  If the waiter took the place meanwhile, the
+ *       process sleeps until a place frees; if not, it takes the place
+ *       back and runs on (throughput over fairness: the waiter waits for
+ *       a later turn).  0 = it sleeps at once.
  *   XAC_SYNC=fdatasync|fsync|dsync (default fdatasync)
  *       how a DURABLE process makes the log stable (xSetSyncMethod()).
  *   XAC_LOG_LIMIT=4096..2147483648 (default 67108864, that is 64M)
@@ -723,6 +731,12 @@ struct xac_stats {
     int lock_spin_us;                  /**< XAC_LOCK_SPIN_US in effect (0:
                                         *   no spinning, also on one
                                         *   CPU) */
+    unsigned long long admission_handoffs; /**< turn ends at which this
+                                        *   process yielded its CPU to the
+                                        *   waiter it woke before it slept
+                                        *   (XAC_HANDOFF_US) */
+    int handoff_us;                    /**< XAC_HANDOFF_US in effect (0: it
+                                        *   sleeps at once) */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

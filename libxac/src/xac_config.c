@@ -67,6 +67,12 @@ const struct xcfg_var xcfg_vars[] = {
     RANGE("XAC_LOCK_SPIN_US", cf_lock_spin_us, 0, 10000, 50,
           "how long a process that finds the commit lock held spins "
           "before it sleeps, us; 0 = it sleeps at once"),
+    /* 100 us: the woken waiter usually runs within a few; the bound only
+     * matters when it does not come (docs/benchmarks-scaling.md,
+     * "Handing the place over"). */
+    RANGE("XAC_HANDOFF_US", cf_handoff_us, 0, 10000, 100,
+          "how long a process whose turn ended yields its CPU to the "
+          "waiter it woke before it sleeps, us; 0 = it sleeps at once"),
     ENUM("XAC_SYNC", cf_sync, syncs,
          "how the log is made stable (xSetSyncMethod)"),
     SIZE("XAC_LOG_LIMIT", cf_log_limit, 4096, 1ull << 31, 64ull << 20,

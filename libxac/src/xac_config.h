@@ -23,6 +23,7 @@ struct xcfg {
     unsigned long long cf_turn_us;         /* XAC_TURN_US */
     unsigned long long cf_escalate;        /* XAC_ESCALATE */
     unsigned long long cf_lock_spin_us;    /* XAC_LOCK_SPIN_US */
+    unsigned long long cf_handoff_us;      /* XAC_HANDOFF_US */
     unsigned long long cf_sync;            /* XAC_SYNC */
     unsigned long long cf_log_limit;       /* XAC_LOG_LIMIT, bytes */
     unsigned long long cf_commit_delay_us; /* XAC_COMMIT_DELAY_US */

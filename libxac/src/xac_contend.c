@@ -92,6 +92,27 @@ static int take_over(struct xcontend *cn, struct xctl *cx)
     return 0;
 }
 
+/* Our turn ended and we woke a waiter (leave_count), which has not taken
+ * the place yet: yield the CPU to it while the place is free, for at most
+ * cn_handoff_ns (a clock that fails ends it too).  1 if the places
+ * filled.  If they did not, the caller takes the place back and runs on:
+ * a woken waiter is often queued behind a running writer on the other
+ * CPU, and sleeping meanwhile left this CPU idle.  That is where the
+ * throughput comes from, and its price is fairness: the waiter, passed
+ * over, sleeps again (docs/benchmarks-scaling.md, "Handing the place
+ * over").  Only the process whose turn just ended does this, once. */
+static int hand_over(struct xcontend *cn, struct xctl_hdr *h, int32_t lim)
+{
+    uint64_t t0 = xos_now_ns(), t = t0;
+
+    cn->cn_handoffs++;
+    while (LD(&h->ch_writers) < lim && t != 0 && t - t0 < cn->cn_handoff_ns) {
+        xos.sched_yield();
+        t = xos_now_ns();
+    }
+    return LD(&h->ch_writers) >= lim;
+}
+
 /* A slot's cs_admitted is set before it counts in ch_writers and cleared
  * after it left, so a process that dies is taken out at most once too
  * often (the count reads low: one writer too many runs), never too
@@ -128,6 +149,17 @@ static void admit(struct xcontend *cn, struct xctl *cx)
         if (t0 == 0) {
             t0 = xos_now_ns();
             cn->cn_admit_waits++;
+        }
+        if (cn->cn_yield && cn->cn_handoff_ns != 0) {
+            cn->cn_yield = 0;
+            /* The waiter did not come in time: the place is ours again. */
+            if (!hand_over(cn, h, lim))
+                continue;
+            /* It did: sleep like any waiter, on the sequence as it is
+             * now (commits bumped it while we yielded; on the old one the
+             * nap would return at once and we would take a place over
+             * from a process in the middle of its turn). */
+            seq = LD(&h->ch_admit_seq);
         }
         cn->cn_yield = 0;
         if (!nap(&h->ch_admit_seq, seq, &h->ch_admit_waiters,

@@ -48,6 +48,7 @@ struct xcontend {
     uint64_t cn_rand;          /* backoff random state */
     /* The running transaction. */
     unsigned cn_turn_us;       /* XAC_TURN_US, 0 = no turns */
+    uint64_t cn_handoff_ns;    /* XAC_HANDOFF_US in ns, 0 = sleep at once */
     int cn_admitted;           /* it counts in ch_writers */
     int cn_yield;              /* its turn ended: the next admission lets
                                 * a waiter in first */
@@ -71,6 +72,8 @@ struct xcontend {
                                         * no admitted writer finished */
     unsigned long long cn_turn_kept;   /* begins in the place the previous
                                         * transaction held */
+    unsigned long long cn_handoffs;    /* turn ends at which it yielded its
+                                        * CPU to the waiter it woke */
     unsigned long long cn_taken_over;  /* begins in a place another
                                         * process held between two of its
                                         * transactions */

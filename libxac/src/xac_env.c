@@ -72,6 +72,7 @@ static void apply_config(struct xac_env *e, const struct xcfg *cf)
     xcn_init(&e->xe_cn, (unsigned)cf->cf_writers, (unsigned)cf->cf_turn_us,
              (unsigned)cf->cf_escalate, (unsigned)cf->cf_backoff_us,
              (uint64_t)xos.getpid() * 0x9E3779B97F4A7C15ULL);
+    e->xe_cn.cn_handoff_ns = cf->cf_handoff_us * 1000u;
     e->xe_wp.wp_want = (int)cf->cf_uffd;
     e->xe_wp.wp_pte_want = (int)cf->cf_pte;
     e->xe_map.mp_reuse = (int)cf->cf_reuse;

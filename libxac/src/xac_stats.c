@@ -67,6 +67,8 @@ int xStats(struct xac_stats *st)
     st->lock_busy = e->xe_ctl.cx_lock_busy;
     st->lock_spun = e->xe_ctl.cx_lock_spun;
     st->lock_spin_us = (int)(e->xe_ctl.cx_spin_ns / 1000u);
+    st->admission_handoffs = cn->cn_handoffs;
+    st->handoff_us = (int)(cn->cn_handoff_ns / 1000u);
     return 0;
 }
 

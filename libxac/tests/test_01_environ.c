@@ -38,6 +38,7 @@ static const struct values cases[] = {
     {"XAC_TURN_US", {"1000001", "-1", "1ms", NULL}, {"0", "1000", "1000000", NULL}},
     {"XAC_ESCALATE", {"1001", "never", "-8", NULL}, {"0", "8", "1000", NULL}},
     {"XAC_LOCK_SPIN_US", {"10001", "-1", "50us", NULL}, {"0", "50", "10000", NULL}},
+    {"XAC_HANDOFF_US", {"10001", "-1", "100us", NULL}, {"0", "100", "10000", NULL}},
     {"XAC_SYNC", {"fsink", "FSYNC", "fdatasync ", "0", NULL},
      {"fdatasync", "fsync", "dsync", NULL}},
     {"XAC_LOG_LIMIT", {"4095", "2147483649", "3G", "64MB", "1T", NULL},
@@ -173,7 +174,7 @@ int main(void)
     check_manual(manual);
     tu_tmpdir();
 
-    test_cond("the table has the 17 variables", xcfg_nvars == 17);
+    test_cond("the table has the 18 variables", xcfg_nvars == 18);
     test_cond("xEnvError before any refusal", xEnvError() == NULL);
     for (i = 0; i < xcfg_nvars; i++) {
         v = &xcfg_vars[i];

@@ -16,6 +16,9 @@
  *   transactions and its next one keeps it without waiting; a writer that
  *   comes meanwhile takes the place over; leaving (xShutdown) or dying
  *   gives it up; a commit after the turn leaves the count.
+ * - Handing the place over (XAC_HANDOFF_US): a writer whose turn ended
+ *   and which woke a waiter yields its CPU while the waiter has not taken
+ *   the place, no longer than the bound, and not at all with 0.
  * - Losing a page: the loser sleeps on the futex word of its rival's
  *   transaction (counted in ch_rival_sleepers) until the rival ends,
  *   and the rival's end wakes it.
@@ -658,6 +661,130 @@ static void test_admission_nap(void)
     end_one_place((void *)first_nap, sizeof *first_nap, c2p);
 }
 
+/* ---- a turn that ends hands the place over ------------------------------ */
+
+struct handoff {
+    volatile int yielded;  /* the parent called sched_yield at admission */
+    volatile int wait;     /* the woken waiter stays away until then */
+    volatile int late_ms;  /* ... and this much longer */
+    volatile int delayed;  /* it did (once) */
+};
+static struct handoff *ho;
+static int (*real_yield)(void);
+
+static int parent_yield(void)
+{
+    ho->yielded = 1;
+    return real_yield();
+}
+
+/* The waiter's futex: woken from its first admission nap, it stays away
+ * (still counted as a waiter, the place still free) until the process that
+ * woke it yields (at most 2 s), then ho->late_ms more. */
+static long late_futex(uint32_t *w, int op, uint32_t val,
+                       const struct timespec *ts)
+{
+    long rc = real_futex(w, op, val, ts);
+    int i;
+
+    if (op == FUTEX_WAIT && w == &ctl()->ch_admit_seq && ho->wait &&
+        !ho->delayed) {
+        ho->delayed = 1;
+        for (i = 0; i < 20000 && !ho->yielded; i++)
+            usleep(100);
+        usleep((useconds_t)ho->late_ms * 1000u);
+    }
+    return rc;
+}
+
+/* We hold the only place (XAC_WRITERS=1, turns of 1 ms, XAC_HANDOFF_US
+ * bound_us) when a writer comes; our turn ends at our commit, and we begin
+ * again.  Returns our next transaction's reading of the writer's page (11
+ * once it committed) and our statistics in *st. */
+static int handoff_case(const char *bound_us, int wait, int late_ms,
+                        struct xac_stats *st)
+{
+    int c2p[2], seen;
+    pid_t pid;
+
+    memset((void *)ho, 0, sizeof *ho);
+    ho->wait = wait;
+    ho->late_ms = late_ms;
+    if (pipe(c2p) != 0)
+        abort();
+    setenv("XAC_HANDOFF_US", bound_us, 1);
+    setenv("XAC_WRITERS", "1", 1);
+    setenv("XAC_TURN_US", "1000", 1);
+    attach();
+    E(xbegin());
+    *page(10) = 1;
+    *page(11) = 0; /* the waiter's page, from an earlier case */
+    real_futex = xos.futex;
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        int rc;
+        attach();
+        xos.futex = late_futex;
+        E(xbegin());
+        *page(11) = 11;
+        rc = xend();
+        xos.futex = real_futex;
+        tu_tell(c2p[1], rc == COMMITTED ? 'c' : 'n');
+        detach();
+        _exit(0);
+    }
+    await(&ctl()->ch_admit_waiters, 1);
+    usleep(3000); /* our turn is over */
+    test_cond("the holder commits; its turn is over", xend() == COMMITTED);
+    real_yield = xos.sched_yield;
+    xos.sched_yield = parent_yield;
+    E(xbegin());
+    seen = *page(11);
+    *page(10) = 2;
+    test_cond("and its next transaction commits", xend() == COMMITTED);
+    xos.sched_yield = real_yield;
+    *st = tu_stats();
+    test_cond("the waiter commits too", tu_hear(c2p[0]) == 'c' && tu_reap(pid));
+    detach();
+    close(c2p[0]);
+    close(c2p[1]);
+    unsetenv("XAC_WRITERS");
+    unsetenv("XAC_TURN_US");
+    unsetenv("XAC_HANDOFF_US");
+    return seen;
+}
+
+static void test_handoff(void)
+{
+    struct xac_stats st;
+    int seen;
+
+    ho = mmap(NULL, sizeof *ho, PROT_READ | PROT_WRITE,
+              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (ho == MAP_FAILED)
+        abort();
+
+    (void)handoff_case("10000", 1, 0, &st);
+    test_cond("XAC_HANDOFF_US=10000 is in effect", st.handoff_us == 10000);
+    test_cond("at its turn's end, with the woken waiter not in yet, the "
+              "holder yields its CPU instead of sleeping",
+              ho->yielded == 1 && st.admission_handoffs == 1);
+
+    (void)handoff_case("0", 0, 0, &st);
+    test_cond("with XAC_HANDOFF_US=0 it sleeps at once: no yield",
+              st.handoff_us == 0 && ho->yielded == 0 &&
+                  st.admission_handoffs == 0);
+
+    /* A waiter that stays away 500 ms after the yield: the holder stops
+     * yielding after 1 ms, sleeps, and finding no one in the place takes
+     * it back (after its 10 ms nap): it runs before the waiter. */
+    seen = handoff_case("1000", 1, 500, &st);
+    test_cond("a waiter that does not come holds nobody up for long: the "
+              "holder yielded, then ran before it",
+              ho->yielded == 1 && st.admission_handoffs == 1 && seen == 0);
+    munmap((void *)ho, sizeof *ho);
+}
+
 int main(void)
 {
     tu_tmpdir();
@@ -668,5 +795,6 @@ int main(void)
     test_dead_irrevocable();
     test_rival_sleep();
     test_admission_nap();
+    test_handoff();
     return test_report();
 }

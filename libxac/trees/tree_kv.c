@@ -29,7 +29,7 @@ struct tk_handle {
 
 /* Which of the counters' own readings holds what (tk_params). */
 enum { OWN_KEEP_PAGES, OWN_UFFD, OWN_PTE, OWN_WORKING_MIB, OWN_WRITERS,
-       OWN_TURN, OWN_ESCALATE, OWN_LOCK_SPIN, OWN_COUNT };
+       OWN_TURN, OWN_ESCALATE, OWN_LOCK_SPIN, OWN_HANDOFF, OWN_COUNT };
 
 _Static_assert(OWN_COUNT <= sizeof((struct xb_kv_counters *)0)->own /
                                 sizeof(long long),
@@ -227,6 +227,7 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
     c->own[OWN_TURN] = st.turn_us;
     c->own[OWN_ESCALATE] = st.escalate_after;
     c->own[OWN_LOCK_SPIN] = st.lock_spin_us;
+    c->own[OWN_HANDOFF] = st.handoff_us;
     return 0;
 }
 
@@ -282,6 +283,7 @@ static void tk_params(const struct xb_kv_config *cfg,
     xb_param_int(r, "turn_us", counters->own[OWN_TURN]);
     xb_param_int(r, "escalate_after", counters->own[OWN_ESCALATE]);
     xb_param_int(r, "lock_spin_us", counters->own[OWN_LOCK_SPIN]);
+    xb_param_int(r, "handoff_us", counters->own[OWN_HANDOFF]);
 }
 
 static void tk_label(const struct xb_kv_config *cfg, char *buf, size_t len)

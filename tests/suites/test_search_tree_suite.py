@@ -126,6 +126,7 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
         assert r["params"]["turn_us"] == 1000 and r["params"]["escalate_after"] == 8
         # A process on one CPU does not spin on the commit lock (its holder could not run).
         assert r["params"]["lock_spin_us"] == (50 if len(os.sched_getaffinity(0)) > 1 else 0)
+        assert r["params"]["handoff_us"] == 100
         for i, n in enumerate(r["samples"]):
             conflicts = sum(same[f"conflict_aborts_{k}"][i] for k in kinds[tree])
             assert abs(same["retries_per_commit"][i] * 200 - conflicts) < 0.5, (same, i)

@@ -179,7 +179,7 @@ struct xb_kv_counters {
         waited_ns, escalations, faults, page_copies;
     int nconflict; /* entries of conflict[] */
     struct xb_kv_conflict conflict[XB_KV_CONFLICT_PAGES];
-    long long own[8]; /* the store's own readings, for its params */
+    long long own[16]; /* the store's own readings, for its params */
 };
 
 struct xb_kv_store {
