@@ -50,7 +50,7 @@ def test_the_annotation_marks_the_probes_change_at_run_13(seeded_db: str) -> Non
 
 
 def test_the_panels_show_the_same_change(seeded_db: str) -> None:
-    series_panel, table_panel = BOARD["panels"]
+    series_panel, table_panel, _noise_panel = BOARD["panels"]
     with psycopg.connect(seeded_db) as conn:
         columns, rows = _run(conn, table_panel["targets"][0]["rawSql"])
         table = [dict(zip(columns, row, strict=True)) for row in rows]
@@ -60,3 +60,21 @@ def test_the_panels_show_the_same_change(seeded_db: str) -> None:
     assert change["run_after"] == change["run_before"] + 1 and change["state"] == "open"
     ratios = [round(float(value), 6) for _time, _metric, value in points]
     assert ratios == [1.0] * 12 + [1.15] * 8
+
+
+def test_the_noise_panel_lists_the_probes_series_with_no_noise_between_its_changes(
+    seeded_db: str,
+) -> None:
+    """The probe is constant on either side of its step: the detector measures no noise
+    between its change points (the step is not noise), from all of its points."""
+    *_others, noise_panel = BOARD["panels"]
+    with psycopg.connect(seeded_db) as conn:
+        columns, rows = _run(conn, noise_panel["targets"][0]["rawSql"])
+    table = [dict(zip(columns, row, strict=True)) for row in rows]
+    (probe,) = [row for row in table if row["machine"].startswith(PROBE_MACHINE)]
+    assert probe["benchmark"] == "page_touch" and probe["system"] == "libxac"
+    assert float(probe["noise_percent"]) == 0.0 and probe["points"] == 20
+    judged = [row for row in table if row["noise_percent"] is not None]
+    assert [row["noise_percent"] for row in judged] == sorted(
+        (row["noise_percent"] for row in judged), reverse=True
+    )
