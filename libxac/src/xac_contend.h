@@ -11,7 +11,9 @@
  *   handed over at every commit woke a waiter that took the CPU from the
  *   committer, about three context switches per transaction with 64
  *   processes on 2 CPUs.  Between two transactions the place is held,
- *   and a waiter that comes looking takes it over.
+ *   and a waiter that comes looking takes it over.  At a turn's end the
+ *   process yields its CPU to the waiter it woke (XAC_HANDOFF_US), and
+ *   takes the place back if the waiter has not come by then.
  * - escalation (XAC_ESCALATE): after that many consecutive conflict
  *   aborts, the next attempt runs irrevocable.  It holds a token in the
  *   control file (ch_irrev) from before its snapshot to its commit; while
