@@ -124,7 +124,7 @@ static void admit(struct xcontend *cn, struct xctl *cx)
     int32_t w, lim = (int32_t)cn->cn_writers;
     uint64_t t0 = 0;
     uint32_t seq;
-    int stuck = 0;
+    int stuck = 0, yielding;
 
     if (cn->cn_writers == 0)
         return;
@@ -150,8 +150,9 @@ static void admit(struct xcontend *cn, struct xctl *cx)
             t0 = xos_now_ns();
             cn->cn_admit_waits++;
         }
-        if (cn->cn_yield && cn->cn_handoff_ns != 0) {
-            cn->cn_yield = 0;
+        yielding = cn->cn_yield;
+        cn->cn_yield = 0;
+        if (yielding && cn->cn_handoff_ns != 0) {
             /* The waiter did not come in time: the place is ours again. */
             if (!hand_over(cn, h, lim))
                 continue;
@@ -161,7 +162,6 @@ static void admit(struct xcontend *cn, struct xctl *cx)
              * from a process in the middle of its turn). */
             seq = LD(&h->ch_admit_seq);
         }
-        cn->cn_yield = 0;
         if (!nap(&h->ch_admit_seq, seq, &h->ch_admit_waiters,
                  XCN_ADMIT_NAP_NS)) {
             stuck = 0;

@@ -30,7 +30,7 @@ from xaclab_server.core.config import Settings
 from xaclab_server.models import ChangePoint, Series
 from xaclab_server.services import edivisive
 from xaclab_server.services.edivisive import Split
-from xaclab_server.services.sensitivity import sensitivity
+from xaclab_server.services.sensitivity import judged_noise
 from xaclab_server.services.series import Point, series_points
 from xaclab_server.services.significance import bootstrap_ratio
 
@@ -69,7 +69,7 @@ def detect_series(
     readings = [p.value for p in points]
     splits = edivisive.detect(readings, options)
     # What the series can show, kept for the alerts page (services/watch_coverage.py).
-    series.noise = sensitivity(readings, [s.index for s in splits], options).noise
+    series.noise = judged_noise(readings, [s.index for s in splits])
     series.noise_points = len(points)
     stored = list(session.scalars(select(ChangePoint).where(ChangePoint.series_id == series.id)))
     position = {p.run_id: i for i, p in enumerate(points)}

@@ -92,6 +92,14 @@ def relative_noise(values: Sequence[float], cuts: Sequence[int]) -> float | None
     return float(MAD_TO_SD * np.median(np.abs(residuals)) / abs(middle))
 
 
+def judged_noise(values: Sequence[float], cuts: Sequence[int]) -> float | None:
+    """relative_noise, or None when there are fewer than MIN_POINTS values to judge it."""
+    if len(values) < MIN_POINTS:
+        return None
+    noise = relative_noise(values, cuts)
+    return noise if noise is not None and math.isfinite(noise) else None
+
+
 def sensitivity(values: Sequence[float], cuts: Sequence[int], options: Options) -> Sensitivity:
     """What ``values`` (the points the detector reads, oldest first) can show, with the
     change points found before the indexes in ``cuts``."""
@@ -100,8 +108,8 @@ def sensitivity(values: Sequence[float], cuts: Sequence[int], options: Options) 
         return Sensitivity(
             count, None, {}, f"{count} of the {MIN_POINTS} points it takes to judge the noise"
         )
-    noise = relative_noise(values, cuts)
-    if noise is None or not math.isfinite(noise):
+    noise = judged_noise(values, cuts)
+    if noise is None:
         return Sensitivity(count, None, {}, "the median is 0, so a relative step means nothing")
     smallest = {after: smallest_step(noise, after, options) for after in AFTER}
     return Sensitivity(count, noise, smallest, None)

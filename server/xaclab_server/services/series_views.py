@@ -4,7 +4,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from xaclab_server.core.config import Settings
 from xaclab_server.models import ChangePoint, Series
+from xaclab_server.services.detection import detector_options
 from xaclab_server.services.edivisive import Options
 from xaclab_server.services.sensitivity import Sensitivity, sensitivity
 from xaclab_server.services.series import Point, describe, series_points
@@ -94,11 +96,12 @@ def sensitivity_out(found: Sensitivity, options: Options) -> dict[str, Any]:
 
 
 def series_sensitivity(
-    *, session: Session, series: Series, changes: list[ChangePoint], options: Options, history: int
+    *, session: Session, series: Series, changes: list[ChangePoint], settings: Settings
 ) -> dict[str, Any]:
-    """The sensitivity of the points the detector reads (its newest ``history``, bisection
-    runs left out), cut at the change points it still finds."""
-    points = series_points(session=session, series_id=series.id, limit=history)
+    """The sensitivity of the points the detector reads (its newest ``change_history``,
+    bisection runs left out), cut at the change points it still finds."""
+    options = detector_options(settings)
+    points = series_points(session=session, series_id=series.id, limit=settings.change_history)
     position = {p.run_id: i for i, p in enumerate(points)}
     cuts = [
         position[c.after_run_id]

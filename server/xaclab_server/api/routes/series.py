@@ -9,7 +9,6 @@ from sqlalchemy import select
 from xaclab_server.api.deps import LibxacGitDep, SessionDep, SettingsDep
 from xaclab_server.models import Machine, Series
 from xaclab_server.services import series as series_service
-from xaclab_server.services.detection import detector_options
 from xaclab_server.services.series_views import (
     change_point_out,
     point_out,
@@ -77,8 +76,7 @@ def read_series(
             session=session,
             series=found,
             changes=changes,
-            options=detector_options(settings),
-            history=settings.change_history,
+            settings=settings,
         ),
     }
 
