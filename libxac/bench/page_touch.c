@@ -27,9 +27,9 @@
  * one loop, with their per-pair ratio (metric "ratio_to_fdatasync",
  * issue C's target).  For each (advisory, durability, access)
  * the program fits T(n) = c + a*n (reads) or c + b*n (writes) by least
- * squares over every sample of the whole-transaction time T (us), weighted
- * 1/n^2 (see emit_fit): results benchmark "fit", metrics "c", "a" or "b"
- * (us) and "r2" (unit "1").  LIBXAC results also record access_control:
+ * squares over the samples of the whole-transaction time T (us), weighted
+ * 1/n^2, less those far from their n's median (see emit_fit): results
+ * benchmark "fit", metrics "c", "a" or "b" (us) and "r2" (unit "1").  LIBXAC results also record access_control:
  * "pte" (page-table access, docs/libxac.md) or "mprotect" (XAC_PTE=0, or a
  * kernel without it).
  */
@@ -292,12 +292,6 @@ static void commit_vs_floor(int *x, const char *scratch, long reps)
     unlink(path);
 }
 
-/* Fit T(n) = c + slope*n over the samples and emit c, slope, r2.  n runs
- * 1 .. 1024 geometrically and the spread of T grows with n, so an
- * unweighted fit of T on n would let the n = 1024 points decide c.  The
- * fit is done as T/n = slope + c * (1/n), i.e. weighted least squares with
- * weights 1/n^2 (equal relative errors), the per-page form the thesis
- * plots; r2 is that fit's. */
 /* How the mapped segment grants access (xStats): recorded with each
  * result, since a and b depend on it. */
 static const char *access_control(void)
@@ -307,6 +301,68 @@ static const char *access_control(void)
     return xStats(&st) == 0 && st.page_table_access ? "pte" : "mprotect";
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..k) (k > 0); sorts scratch, a copy of v. */
+static double median_of(const double *v, size_t k, double *scratch)
+{
+    memcpy(scratch, v, k * sizeof *v);
+    qsort(scratch, k, sizeof *scratch, cmp_double);
+    return k % 2 ? scratch[k / 2] : (scratch[k / 2 - 1] + scratch[k / 2]) / 2;
+}
+
+/* Leaves out of per[] (and inv[] beside it) the samples more than
+ * TYPICAL_SD robust standard deviations (1.4826 x the median absolute
+ * deviation) from the median of their n; returns how many are kept.  A
+ * transaction the scheduler preempted, or one that met a timer interrupt,
+ * takes several times as long as its neighbours: left in, one such
+ * sample at n = 1 or 2 moved c by a third and r2 from 0.3 to 0.9 from one
+ * quick run to the next.  Robust run-to-run noise over 15 quick runs on a
+ * quiet machine: c 9-27 % -> 3-7 %, r2 24-78 % -> 1-8 %, a and b 2-4 % ->
+ * 1-2 % (and 3-6 % lower; docs/change-points.md has a noisy hour too).
+ * Samples of one n are consecutive, as touch() took them. */
+#define TYPICAL_SD 3.0
+static size_t keep_typical(double *inv, double *per, size_t k)
+{
+    double *scratch = malloc(2 * k * sizeof *scratch); /* deviations, sorted copy */
+    size_t from = 0, kept = 0;
+
+    if (scratch == NULL)
+        xb_die_errno("malloc");
+    while (from < k) {
+        size_t to = from, j;
+        double mid, mad;
+
+        while (to < k && inv[to] == inv[from])
+            to++;
+        mid = median_of(per + from, to - from, scratch);
+        for (j = from; j < to; j++)
+            scratch[j - from] = fabs(per[j] - mid);
+        mad = median_of(scratch, to - from, scratch + (to - from));
+        for (j = from; j < to; j++) {
+            if (fabs(per[j] - mid) > TYPICAL_SD * 1.4826 * mad)
+                continue;
+            inv[kept] = inv[j];
+            per[kept] = per[j];
+            kept++;
+        }
+        from = to;
+    }
+    free(scratch);
+    return kept;
+}
+
+/* Fit T(n) = c + slope*n over the typical samples (keep_typical) and emit
+ * c, slope, r2.  n runs 1 .. 1024 geometrically and the spread of T grows
+ * with n, so an unweighted fit of T on n would let the n = 1024 points
+ * decide c.  The fit is done as T/n = slope + c * (1/n), i.e. weighted
+ * least squares with weights 1/n^2 (equal relative errors), the per-page
+ * form the thesis plots; r2 is that fit's. */
 static void emit_fit(const double *n, const double *t, size_t k, int adv,
                      int durable, int write)
 {
@@ -326,7 +382,7 @@ static void emit_fit(const double *n, const double *t, size_t k, int adv,
         inv[j] = 1.0 / n[j];
         per[j] = t[j] / n[j];
     }
-    rc = xb_fit_line(inv, per, k, &f);
+    rc = xb_fit_line(inv, per, keep_typical(inv, per, k), &f);
     free(inv);
     free(per);
     if (rc != 0)
