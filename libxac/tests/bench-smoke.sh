@@ -216,5 +216,38 @@ for n in 20 1; do
 done
 skips tree_insert --passes 3
 
+# judge.sh: refuses what it cannot use, and with a budget too short for its
+# tables still ends in time with a tarball that says which steps ran.
+judge=$here/../bench/judge.sh
+mkdir -p "$work/kit/bin"
+for p in tree_insert bdb_insert lmdb_insert; do ln -s "$BIN/$p" "$work/kit/bin/$p"; done
+for bad in "--budget 0" "--rounds x" "--bogus" "--kit $work/no-kit"; do
+    # shellcheck disable=SC2086 # bad is a list of options
+    if sh "$judge" --out "$work/judge-bad" $bad >/dev/null 2>"$work/err"; then
+        fail "judge.sh $bad: accepted"
+    elif [ -e "$work/judge-bad" ] || [ ! -s "$work/err" ]; then
+        fail "judge.sh $bad: refused, but left a directory or said nothing"
+    else
+        pass "judge.sh $bad: refused with a sentence, nothing written"
+    fi
+done
+mkdir "$work/judge-there"
+if sh "$judge" --out "$work/judge-there" --kit "$work/kit" >/dev/null 2>&1; then
+    fail "judge.sh: wrote into a directory that exists"
+else
+    pass "judge.sh: refuses a directory that exists"
+fi
+if sh "$judge" --out "$work/judge" --kit "$work/kit" --budget 12 --rounds 1 \
+    >"$work/out" 2>&1 &&
+    grep -q '^durable: ' "$work/judge/steps.log" &&
+    grep -q '^nondurable: not run, the budget was spent' "$work/judge/steps.log" &&
+    grep -q '^tests: not run, .* is missing' "$work/judge/steps.log" &&
+    tar -tzf "$work/judge.tar.gz" | grep -q '^judge/steps.log$' &&
+    tar -tzf "$work/judge.tar.gz" | grep -q '^judge/machine.txt$'; then
+    pass "judge.sh --budget 12: cut at its budget, every step accounted for, one tarball"
+else
+    fail "judge.sh --budget 12: $(cat "$work/judge/steps.log" 2>/dev/null | tr '\n' ' ')"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,107 @@
+#!/bin/sh
+# judge.sh: issue I's checks on a bigger machine where nothing can be
+# installed, in one command that fits a time budget and leaves one tarball.
+#
+#   make -C libxac judge-kit     # here: libxac/build/judge-kit, to carry along
+#   sh libxac/bench/judge.sh --out DIR [--budget SECONDS] [--rounds N]
+#
+# It runs, in this order (the most wanted first, so a budget that runs out
+# cuts the least wanted):
+#   1. scale-check.sh, durable inserts, LIBXAC and Berkeley DB, at
+#      1, 2, 8, 32 and 64 processes (issue I's durable targets);
+#   2. scale-check.sh, nondurable inserts at 1, 16 and 64 processes and
+#      random searches at 1 and 16, LIBXAC, Berkeley DB and LMDB;
+#   3. the library's tests (tests/run-tests.sh over the kit's tests/);
+#   4. the serializability checker, 16 processes for 30 s (make
+#      serial-long's settings, shorter).
+# Each step runs under timeout(1) with what is left of the budget (default
+# 540 s, under the 600 s a lent machine gives one command) and writes into
+# DIR/<step>/; DIR/steps.log says how each ended.  Then DIR.tar.gz holds it
+# all (a lent machine sends back few files: one tarball is one file).
+#
+# Options:
+#   --out DIR        where everything goes (required; must not exist)
+#   --budget S       seconds for all steps together [540]
+#   --rounds N       scale-check rounds per table [2]
+#   --kit DIR        what make judge-kit made [libxac/build/judge-kit]: bin/
+#                    (tree_insert, bdb_insert, lmdb_insert), tests/ (the test
+#                    programs), lib/ (the Debian libdb-5.3.so and liblmdb.so.0
+#                    the programs were linked against, loaded first)
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+libxac=$(cd "$here/.." && pwd)
+out=
+budget=540
+rounds=2
+kit=$libxac/build/judge-kit
+
+die() { echo "judge: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --out) out=${2:-}; shift 2 ;;
+    --budget) budget=${2:-}; shift 2 ;;
+    --rounds) rounds=${2:-}; shift 2 ;;
+    --kit) kit=${2:-}; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+    esac
+done
+[ -n "$out" ] || die "--out DIR is required"
+[ ! -e "$out" ] || die "$out already exists"
+for n in "$budget" "$rounds"; do
+    case $n in ''|*[!0-9]*|0) die "not a positive whole number: $n" ;; esac
+done
+command -v timeout >/dev/null || die "timeout(1) is missing"
+[ -x "$kit/bin/tree_insert" ] || die "$kit has no bin/tree_insert (make -C libxac judge-kit)"
+kit=$(cd "$kit" && pwd)
+LD_LIBRARY_PATH=$kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
+mkdir -p "$out"
+start=$(date +%s)
+
+# step NAME COMMAND...: run COMMAND with what is left of the budget, its
+# output in $out/NAME.log, and say in steps.log how it ended.
+step() {
+    name=$1; shift
+    left=$((budget - ($(date +%s) - start)))
+    if [ "$left" -lt 10 ]; then
+        echo "$name: not run, the budget was spent" >> "$out/steps.log"
+        return 0
+    fi
+    t0=$(date +%s)
+    set +e
+    timeout -k 5 "$left" "$@" > "$out/$name.log" 2>&1
+    rc=$?
+    set -e
+    case $rc in
+    0) how="done" ;;
+    124|137) how="cut at the budget (exit $rc)" ;;
+    *) how="failed (exit $rc)" ;;
+    esac
+    echo "$name: $how in $(( $(date +%s) - t0 )) s" >> "$out/steps.log"
+}
+
+step durable sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/durable" \
+    --durability durable --insert-systems "libxac bdb" \
+    --procs "1 2 8 32 64" --read-procs "" --rounds "$rounds"
+step nondurable sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/nondurable" \
+    --durability nondurable --procs "1 16 64" --read-procs "1 16" \
+    --rounds "$rounds"
+if [ -d "$kit/tests" ]; then
+    # test_01_environ reads include/xac.h relative to the libxac directory.
+    # shellcheck disable=SC2016 # $1 and $2 are sh -c's own arguments
+    step tests sh -c 'cd "$1" && sh tests/run-tests.sh "$2"' sh "$libxac" "$kit/tests"
+    step serial env XAC_SERIAL_PROCS=16 XAC_SERIAL_SECS=30 \
+        sh "$libxac/tests/run-tests.sh" "$kit/tests" 'test_08*'
+else
+    echo "tests: not run, $kit/tests is missing" >> "$out/steps.log"
+fi
+{
+    uname -a
+    echo "cpus online: $(getconf _NPROCESSORS_ONLN)"
+    echo "budget: $budget s, used $(( $(date +%s) - start )) s"
+} > "$out/machine.txt"
+tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+cat "$out/steps.log"
+echo "judge: $out.tar.gz"
