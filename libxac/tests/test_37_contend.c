@@ -613,6 +613,32 @@ static void test_rival_sleep(void)
 
 /* ---- an admission waiter sleeps long ------------------------------------ */
 
+/* A child that attaches, takes admission through the futex hook given,
+ * writes page 11 and tells the parent on tell whether it committed ('c')
+ * or not ('n').  Returns its pid. */
+static pid_t fork_writer(long (*futex)(uint32_t *, int, uint32_t,
+                                       const struct timespec *),
+                         int tell)
+{
+    pid_t pid;
+
+    real_futex = xos.futex;
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        int rc;
+        attach();
+        xos.futex = futex;
+        E(xbegin());
+        *page(11) = 11;
+        rc = xend();
+        xos.futex = real_futex;
+        tu_tell(tell, rc == COMMITTED ? 'c' : 'n');
+        detach();
+        _exit(0);
+    }
+    return pid;
+}
+
 static volatile long *first_nap; /* shared: the waiter's first nap, ns */
 
 /* The waiter's futex: notes how long its first admission nap may last. */
@@ -637,20 +663,7 @@ static void test_admission_nap(void)
     first_nap = one_place(sizeof *first_nap, c2p);
     E(xbegin());
     *page(10) = 10; /* we hold the only place */
-    real_futex = xos.futex;
-    fflush(NULL);
-    if ((pid = fork()) == 0) {
-        int rc;
-        attach();
-        xos.futex = waiter_futex;
-        E(xbegin());
-        *page(11) = 11;
-        rc = xend();
-        xos.futex = real_futex;
-        tu_tell(c2p[1], rc == COMMITTED ? 'c' : 'n');
-        detach();
-        _exit(0);
-    }
+    pid = fork_writer(waiter_futex, c2p[1]);
     while (*first_nap == 0)
         usleep(100);
     test_cond("a writer that finds no place sleeps at least 10 ms at a time",
@@ -719,20 +732,7 @@ static int handoff_case(const char *bound_us, int wait, int late_ms,
     E(xbegin());
     *page(10) = 1;
     *page(11) = 0; /* the waiter's page, from an earlier case */
-    real_futex = xos.futex;
-    fflush(NULL);
-    if ((pid = fork()) == 0) {
-        int rc;
-        attach();
-        xos.futex = late_futex;
-        E(xbegin());
-        *page(11) = 11;
-        rc = xend();
-        xos.futex = real_futex;
-        tu_tell(c2p[1], rc == COMMITTED ? 'c' : 'n');
-        detach();
-        _exit(0);
-    }
+    pid = fork_writer(late_futex, c2p[1]);
     await(&ctl()->ch_admit_waiters, 1);
     usleep(3000); /* our turn is over */
     test_cond("the holder commits; its turn is over", xend() == COMMITTED);
