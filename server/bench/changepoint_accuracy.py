@@ -36,9 +36,9 @@ Four more figures say what the targets rest on:
   by this method or any other (docs/validity.md, "minimum detectable
   effect");
 - of the injected steps at or above the smallest step the series page names
-  for their series (``services/sensitivity.py``: from the series' noise and the
-  runs after the step), and of those below it, the share found: whether the
-  page tells its readers the truth;
+  for their series (``services/sensitivity.py``: from the noise the page
+  judges the recorded series by, and the runs after the step), and of those
+  below it, the share found: whether the page tells its readers the truth;
 - false alerts per 100 windows of 50 runs **in the order recorded**: these
   windows may hold real changes of the machine (another job starting on a
   shared host), which count here as false alerts.
@@ -61,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("XACLAB_REGISTRATION_TOKEN", "bench-registration-token-0123456789")
 from xaclab_server.core.config import Settings  # noqa: E402
 from xaclab_server.services import edivisive  # noqa: E402
-from xaclab_server.services.sensitivity import smallest_step  # noqa: E402
+from xaclab_server.services.sensitivity import relative_noise, smallest_step  # noqa: E402
 
 STEPS = (0.02, 0.03, 0.04, 0.05, 0.075, 0.10, 0.15, 0.20)
 DATA = Path(__file__).resolve().parent / "data" / "quick-noise.json"
@@ -80,6 +80,7 @@ class Case:
     size: float
     name: str
     noise: float  # the recorded series' robust noise, relative to its median
+    page_noise: float  # the noise the series page judges it by (services/sensitivity.py)
 
 
 def robust_noise(medians: list[float]) -> float:
@@ -95,16 +96,17 @@ def build_corpus(data: dict[str, Any], points: int, draws: int, seed: int) -> li
         # The number tells apart series that differ only in their parameters.
         name = f"{number}:{entry['suite']}/{entry['benchmark']}/{entry['sut']}/{entry['metric']}"
         noise = robust_noise(entry["medians"])
+        page_noise = relative_noise(entry["medians"], []) or 0.0
         for _ in range(draws):
             window = [float(v) for v in rng.permutation(entry["medians"])[:points]]
-            cases.append(Case(window, None, 0.0, name, noise))
+            cases.append(Case(window, None, 0.0, name, noise, page_noise))
             median = float(np.median(window))
             for size in STEPS:
                 at = int(rng.integers(10, points - 9))
                 sign = float(rng.choice([-1.0, 1.0]))
                 shift = sign * size * median
                 stepped = [v + (shift if i >= at else 0.0) for i, v in enumerate(window)]
-                cases.append(Case(stepped, at, size, name, noise))
+                cases.append(Case(stepped, at, size, name, noise, page_noise))
     return cases
 
 
@@ -193,7 +195,7 @@ def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> d
         by_size[case.size].add(found, case.step_at, tolerance)
         level.by_size[case.size].add(found, case.step_at, tolerance)
         after = len(case.values) - case.step_at
-        visible_here = case.size >= smallest_step(case.noise, after, options)
+        visible_here = case.size >= smallest_step(case.page_noise, after, options)
         (predicted.above if visible_here else predicted.below).add(found, case.step_at, tolerance)
         if case.size >= 0.05:
             large.add(found, case.step_at, tolerance)
@@ -297,8 +299,8 @@ def report_levels(levels: list[NoiseLevel]) -> None:
 def report_predicted(predicted: Predicted) -> None:
     above, below = predicted.above, predicted.below
     print(
-        "the series page's smallest step (services/sensitivity.py, from each series' noise "
-        f"and the runs after the step): found {above.scores()[1]:.3f} of the "
+        "the series page's smallest step (services/sensitivity.py, from the noise it judges "
+        f"each series by and the runs after the step): found {above.scores()[1]:.3f} of the "
         f"{above.hits + above.misses} steps at or above it, {below.scores()[1]:.3f} of the "
         f"{below.hits + below.misses} below it"
     )

@@ -9,10 +9,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import TOP, VENV_BIN
 
 VARIANTS = {"nolock", "coarse", "fine", "libxac"}
-METRICS = {"wall_time", "user_time", "sys_time", "errors"}
+# Quick runs report the exact CPU time without its user/sys split (docs/benchmarks-records.md).
+QUICK_METRICS = {"wall_time", "cpu_time", "errors"}
 
 
 def bench(tmp_path: Path, *params: str) -> list[dict[str, Any]]:
@@ -47,7 +50,7 @@ def test_each_program_gets_its_own_parameters(tmp_path: Path) -> None:
     assert {r["params"]["procs"] for r in tests} >= {3}
     # nrec and repetitions reached concurrency_records (and not concurrency_test's txns).
     assert {(r["params"]["variant"], r["metric"]) for r in records} == {
-        (v, m) for v in VARIANTS for m in METRICS
+        (v, m) for v in VARIANTS for m in QUICK_METRICS
     }
     for r in records:
         assert (r["params"]["procs"], r["params"]["nrec"]) == (3, 400)
@@ -75,3 +78,15 @@ def test_durability_reaches_the_record_workload(tmp_path: Path) -> None:
     assert "speedup" in tests and "speedup_over_machine" not in tests
     machine = [r for r in results if r["benchmark"] == "cpu_parallel"]
     assert machine and all(s > 0 for r in machine for s in r["samples"])
+
+
+def test_full_runs_split_the_cpu_time_into_user_and_sys(tmp_path: Path) -> None:
+    """Without --quick the program adds the kernel's user/sys split, which sums to cpu_time."""
+    argv = [str(TOP / "libxac/bin/concurrency_records"), "--procs", "2", "--nrec", "100"]
+    argv += ["--reps", "2", "--variant", "coarse", "--dir", str(tmp_path)]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    samples = {r["metric"]: r["samples"] for r in map(json.loads, run.stdout.splitlines())}
+    assert set(samples) == {"wall_time", "cpu_time", "user_time", "sys_time", "errors"}
+    for cpu, user, sys in zip(samples["cpu_time"], samples["user_time"], samples["sys_time"], strict=True):
+        assert cpu > 0 and cpu == pytest.approx(user + sys, rel=1e-9, abs=1e-6)

@@ -65,3 +65,30 @@ def test_a_short_series_is_not_judged_yet(client: TestClient, app: FastAPI) -> N
     page = client.get(f"/series/{series['key']}").text
     assert "Not judged yet: 3 of the 10 points it takes to judge the noise." in page
     assert 'data-testid="series-blind"' not in page
+
+
+def test_a_series_on_a_few_clock_steps_is_judged_by_its_spread(
+    client: TestClient, app: FastAPI
+) -> None:
+    """90 ns in most runs, 100 or 110 in the rest (a clock that moves 10 ns at a time): the
+    median absolute deviation is 0, yet the runs scatter; the page says which noise it is."""
+    machine, agent = register_machine(client, "sense-d")
+    values = [90.0, 90.0, 100.0, 90.0, 90.0, 110.0, 90.0, 100.0, 90.0, 90.0] * 2
+    upload_runs(client, machine, agent, values, app=app)
+    assert alerts_of(client, machine) == []
+    series = _series(client, machine)
+    sensitivity = series["sensitivity"]
+    assert isinstance(sensitivity, dict)
+    # Nothing clipped at the 5th and 95th percentiles: sqrt((4 x 10² + 2 x 20²) / 20),
+    # over the 0.912 that normal noise gives, relative to the median 90.
+    spread = math.sqrt((4 * 100 + 2 * 400) / 20) / 0.91174 / 90
+    assert math.isclose(sensitivity["noise_percent"], 100 * spread, rel_tol=1e-3)
+    assert sensitivity["noise_not_a_bell"] is True
+    page = client.get(f"/series/{series['key']}").text
+    assert 'data-testid="series-not-a-bell"' in page and "9.4 %" in page
+    # A bell-shaped series is judged by its median absolute deviation, as before.
+    machine, agent = register_machine(client, "sense-e")
+    upload_runs(
+        client, machine, agent, [10.0 * (1.08 if i % 2 else 0.92) for i in range(20)], app=app
+    )
+    assert _series(client, machine)["sensitivity"]["noise_not_a_bell"] is False  # type: ignore[index]

@@ -68,8 +68,10 @@ def test_the_series_pages_smallest_step_parts_the_steps_found_from_those_missed(
     measured: dict[str, Any],
 ) -> None:
     """The smallest step a series page names (services/sensitivity.py): on the recorded
-    noise most injected steps at or above it are found, few below it."""
+    noise most injected steps at or above it are found, few below it.  (Judged by the
+    median absolute deviation alone, the series on a few clock steps read no noise and
+    0.896 of the steps at or above it were found.)"""
     above, below = measured["predicted"].above, measured["predicted"].below
     assert above.hits + above.misses >= 1000 and below.hits + below.misses >= 1000
-    assert above.scores()[1] >= 0.8
+    assert above.scores()[1] >= 0.9
     assert below.scores()[1] <= 0.3

@@ -103,3 +103,44 @@ def test_a_series_too_short_or_centred_on_zero_is_not_judged() -> None:
     assert sorted(judged.smallest) == [10, 25]
     assert judged.noise_known_to == pytest.approx(math.sqrt(1.36 / 10))
     assert judged.smallest[10] >= judged.smallest[25] >= 0.03
+
+
+def _clock_steps(rng: np.random.Generator, mean: float, shift: float, at: int) -> list[float]:
+    """50 runs of a ~95 ns operation timed by a clock that moves 10 ns at a time: each run
+    reads 90, 100 or 110; from run ``at`` on the operation takes ``shift`` ns longer."""
+    true = mean + 3.0 * rng.standard_normal(50)
+    true[at:] += shift
+    return [float(v) for v in 10.0 * np.round(true / 10.0)]
+
+
+def test_points_on_a_few_clock_steps_are_judged_by_their_spread_not_their_mad() -> None:
+    # Most points on one step: the median absolute deviation is 0.
+    values = [90.0] * 30 + [100.0] * 15 + [110.0] * 5
+    assert np.median(np.abs(np.asarray(values) - 90.0)) == 0
+    # The deviations winsorized at their 5th and 95th percentiles (nothing clipped here),
+    # scaled to sigma for normal noise (0.912), relative to the median.
+    spread = math.sqrt((15 * 10.0**2 + 5 * 20.0**2) / 50) / 0.91174
+    assert relative_noise(values, []) == pytest.approx(spread / 90.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("mean", [93.0, 96.0])
+def test_on_clock_steps_the_predicted_step_is_found_and_a_smaller_promise_would_not_be(
+    mean: float,
+) -> None:
+    rng = np.random.default_rng(0)
+    flat = _clock_steps(rng, mean, 0.0, 50)
+    median = float(np.median(flat))
+    assert np.median(np.abs(np.asarray(flat) - median)) == 0  # the MAD would say: no noise
+    noise = relative_noise(flat, [])
+    assert noise is not None and noise > 0.03
+    trials = 60
+    for after in (10, 25):
+        found = {}
+        for size in (SHIPPED.min_change, smallest_step(noise, after, SHIPPED)):
+            found[size] = sum(
+                _found(_clock_steps(rng, mean, size * median, 50 - after), 50 - after)
+                for _ in range(trials)
+            )
+        promised_by_the_mad, predicted = found.values()
+        assert predicted >= 0.65 * trials, found
+        assert promised_by_the_mad <= 0.3 * trials, found

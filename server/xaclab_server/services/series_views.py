@@ -85,6 +85,7 @@ def sensitivity_out(found: Sensitivity, options: Options) -> dict[str, Any]:
         "points": found.points,
         "noise_percent": None if found.noise is None else found.noise * 100,
         "noise_known_to_percent": None if found.noise is None else found.noise_known_to * 100,
+        "noise_not_a_bell": found.not_a_bell,
         "smallest_step_percent": [
             {"points_after": after, "percent": step * 100}
             for after, step in sorted(found.smallest.items())
