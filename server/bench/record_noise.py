@@ -12,6 +12,9 @@ its point per round is the result's median, as the server's series take it
 
 A series that is missing from some round (a program that failed once) is
 kept with the rounds it has; one with fewer than ``--min-points`` is dropped.
+With ``--rounds-log FILE`` each round's medians are appended to FILE as one
+JSON line as soon as the round ends, so a long recording can be watched (is
+this hour quiet?) while it runs.
 """
 
 import argparse
@@ -59,17 +62,34 @@ def main() -> None:
     parser.add_argument("--min-points", type=int, default=50)
     parser.add_argument("--suites", default=",".join(SUITES))
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--rounds-log", type=Path, default=None)
     args = parser.parse_args()
     suites = tuple(s for s in args.suites.split(",") if s)
     rounds: list[dict[str, float]] = []
     for index in range(args.rounds):
         rounds.append(one_round(suites))
         print(f"round {index + 1}/{args.rounds}: {len(rounds[-1])} results", file=sys.stderr)
+        if args.rounds_log is not None:
+            with args.rounds_log.open("a") as log:
+                log.write(json.dumps(rounds[-1], sort_keys=True) + "\n")
+    document = corpus(rounds, suites, args.rounds, args.min_points)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(document, indent=None, separators=(",", ":")) + "\n")
+    print(
+        f"{len(document['series'])} series of up to {args.rounds} points in {args.out}",
+        file=sys.stderr,
+    )
+
+
+def corpus(
+    rounds: list[dict[str, float]], suites: tuple[str, ...], planned: int, min_points: int
+) -> dict[str, Any]:
+    """The recording as changepoint_accuracy.py reads it: one series per result key."""
     keys = sorted({k for r in rounds for k in r})
     series = []
     for key in keys:
         points = [r[key] for r in rounds if key in r]
-        if len(points) < args.min_points:
+        if len(points) < min_points:
             continue
         suite, benchmark, sut, metric, unit, better, params = json.loads(key)
         series.append(
@@ -84,20 +104,17 @@ def main() -> None:
                 "medians": [float(f"{p:.6g}") for p in points],
             }
         )
-    document = {
+    return {
         "recorded_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {
             "kernel": platform.release(),
             "processor": platform.processor() or platform.machine(),
         },
-        "rounds": args.rounds,
+        "rounds": planned,
         "suites": list(suites),
         "profile": "quick",
         "series": series,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(document, indent=None, separators=(",", ":")) + "\n")
-    print(f"{len(series)} series of up to {args.rounds} points in {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
