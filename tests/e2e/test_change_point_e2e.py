@@ -28,6 +28,7 @@ from xaclab_testsupport.receiver import Receiver
 from tests.conftest import Server, libpq
 
 BEFORE_RUNS = 8
+MOVED_BY_DESIGN = {"time_per_page", "c"}  # what a constant cost per commit moves
 MAX_AFTER_RUNS = 10
 XEND = "int xend(void)\n{\n    return txn_stop(0);\n}\n"
 SLOW_XEND = """int xend(void)
@@ -167,15 +168,29 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
             if regressions():
                 break
         alerts = regressions()
-        shown = [(a["series"]["title"], a["before"]["run_id"], a["change"]["percent"]) for a in alerts]
+        shown = "\n".join(
+            f"{a['series']['title']}: runs {a['before']['run_id']} | {a['after']['run_id']}, "
+            f"{a['change']['percent']:.1f} % (noise {a['change']['noise_percent']:.1f} %)"
+            for a in alerts
+        )
         assert alerts, "no alert after the slow revision's runs"
-        for alert in alerts:
+        # What 300 us more per commit moves by design, the time per page and the fit's fixed
+        # cost c, changes exactly between the last run of the old revision and the first of
+        # the slow one.  The fit's slopes and r2 may alert too: a constant cost cancels in a
+        # slope on average, but it makes the slope's estimate erratic, so the first slow run
+        # may still look like the old ones and the change land a run late (never before the
+        # slow revision; such an alert names one revision on both sides and is not bisected).
+        designed = [a for a in alerts if a["series"]["metric"] in MOVED_BY_DESIGN]
+        assert designed, shown
+        for alert in designed:
             assert alert["before"]["run_id"] == before[-1], shown
             assert alert["after"]["run_id"] == after[0], shown
             assert (alert["before"]["revision"], alert["after"]["revision"]) == (
                 commits[0][:12],
                 commits[-1][:12],
             )
+        for alert in alerts:
+            assert alert["before"]["run_id"] in (before[-1], after[0]), shown
             # No interval where the mean before may be zero (a fitted intercept near 0).
             low = alert["change"]["low_percent"]
             assert low is None or low > 0, shown
