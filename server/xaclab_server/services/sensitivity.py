@@ -137,14 +137,14 @@ _WINSORIZED_NORMAL = _winsorized_normal()
 
 def judged_noise(values: Sequence[float], cuts: Sequence[int]) -> float | None:
     """relative_noise, or None when there are fewer than MIN_POINTS values to judge it."""
-    noise = _judged(values, cuts)
+    if len(values) < MIN_POINTS:
+        return None
+    noise = _finite_noise(values, cuts)
     return None if noise is None else noise.relative
 
 
-def _judged(values: Sequence[float], cuts: Sequence[int]) -> Noise | None:
-    """measure_noise, or None with fewer than MIN_POINTS values or no finite noise."""
-    if len(values) < MIN_POINTS:
-        return None
+def _finite_noise(values: Sequence[float], cuts: Sequence[int]) -> Noise | None:
+    """measure_noise, or None when there is none (a median of 0) or it is not finite."""
     noise = measure_noise(values, cuts)
     return noise if noise is not None and math.isfinite(noise.relative) else None
 
@@ -157,7 +157,7 @@ def sensitivity(values: Sequence[float], cuts: Sequence[int], options: Options) 
         return Sensitivity(
             count, None, {}, f"{count} of the {MIN_POINTS} points it takes to judge the noise"
         )
-    measured = _judged(values, cuts)
+    measured = _finite_noise(values, cuts)
     if measured is None:
         return Sensitivity(count, None, {}, "the median is 0, so a relative step means nothing")
     noise = measured.relative
