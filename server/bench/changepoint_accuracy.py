@@ -43,7 +43,13 @@ Four more figures say what the targets rest on:
   windows may hold real changes of the machine (another job starting on a
   shared host), which count here as false alerts.
 
+The report opens with the slow runs of each program (``slow_runs.py``: rounds in
+which all of a program's results were together more than 8 % worse than their
+series' medians, a host's slow state).  ``--drop-slow-runs LIMIT`` builds the
+corpus without them: how much detection could gain if such runs were known.
+
     ../.venv/bin/python bench/changepoint_accuracy.py [--data bench/data/quick-noise.json]
+        [--drop-slow-runs 0.08]
 """
 
 import argparse
@@ -57,8 +63,11 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Before xaclab_server.core.config is imported: it reads the environment.
 os.environ.setdefault("XACLAB_REGISTRATION_TOKEN", "bench-registration-token-0123456789")
+from slow_runs import describe, slow_runs, without_slow_runs  # noqa: E402
+
 from xaclab_server.core.config import Settings  # noqa: E402
 from xaclab_server.services import edivisive  # noqa: E402
 from xaclab_server.services.sensitivity import relative_noise, smallest_step  # noqa: E402
@@ -71,6 +80,7 @@ MAD_TO_SD = 1.4826
 VISIBLE = 2.0  # a step at least this many times the series' noise
 # Upper edges of the noise levels reported (robust sd relative to the median).
 NOISE_EDGES = (0.01, 0.02, 0.03, 0.05, 0.10, 0.20, float("inf"))
+SLOW_RUN = 0.08  # a program's results together this much worse: a slow run (slow_runs.py)
 
 
 @dataclass(frozen=True)
@@ -319,8 +329,26 @@ def main() -> None:
     parser.add_argument("--tolerance", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-grid", action="store_true", help="the server's defaults only")
+    parser.add_argument(
+        "--drop-slow-runs",
+        type=float,
+        metavar="LIMIT",
+        help="leave out each program's runs whose results were together more than LIMIT "
+        "(0.08: 8 %%) worse than their series' medians (slow_runs.py): a bound, not the server",
+    )
     args = parser.parse_args()
+    if args.drop_slow_runs is not None and not 0 < args.drop_slow_runs < 1:
+        parser.error("--drop-slow-runs takes a fraction between 0 and 1, such as 0.08")
     data = json.loads(args.data.read_text())
+    print(describe(slow_runs(data, SLOW_RUN), SLOW_RUN))
+    if args.drop_slow_runs is not None:
+        data = without_slow_runs(data, args.drop_slow_runs)
+        short = [e for e in data["series"] if len(e["medians"]) < args.points]
+        data["series"] = [e for e in data["series"] if len(e["medians"]) >= args.points]
+        print(
+            f"dropped: each program's slow runs (limit {args.drop_slow_runs:.0%}); "
+            f"{len(short)} series left with fewer than {args.points} points are left out"
+        )
     cases = build_corpus(data, args.points, args.draws, args.seed)
     shipped = shipped_options()
     result = evaluate(cases, shipped, args.tolerance)
