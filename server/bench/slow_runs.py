@@ -37,20 +37,21 @@ def _aligned(data: dict[str, Any]) -> dict[Program, list[dict[str, Any]]]:
     return programs
 
 
-def _worse_by(entry: dict[str, Any], index: int) -> float:
-    """How much worse than its series' median the point of round ``index`` is (+0.1: 10 %)."""
+def _worse_by(entry: dict[str, Any]) -> list[float]:
+    """How much worse than its series' median each round's point is (+0.1: 10 %)."""
     middle = statistics.median(entry["medians"])
-    deviation = float(entry["medians"][index]) / middle - 1.0
-    return deviation if entry["better"] == "lower" else -deviation
+    sign = 1.0 if entry["better"] == "lower" else -1.0
+    return [sign * (float(value) / middle - 1.0) for value in entry["medians"]]
 
 
 def slow_runs(data: dict[str, Any], limit: float) -> dict[Program, list[bool]]:
     """Per program, per round: was the program's median result worse than ``limit``?"""
     flags = {}
     for program, entries in _aligned(data).items():
+        # One row per series, one column per round: the round's median is over a column.
+        deviations = [_worse_by(entry) for entry in entries]
         flags[program] = [
-            statistics.median(_worse_by(entry, index) for entry in entries) > limit
-            for index in range(data["rounds"])
+            statistics.median(column) > limit for column in zip(*deviations, strict=True)
         ]
     return flags
 

@@ -6,24 +6,18 @@ flat series, and F1 >= 0.9 on steps of at least 5 % wherever the series'
 noise lets such a step show (docs/change-points.md, "How accurate").
 """
 
-import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "changepoint_accuracy.py"
+from tests.bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("changepoint_accuracy", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("changepoint_accuracy")
 
 
 @pytest.fixture(scope="module")

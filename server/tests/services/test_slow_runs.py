@@ -1,23 +1,18 @@
 """bench/slow_runs.py: the rounds in which a whole program was slow, found and left out."""
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "slow_runs.py"
+from tests.bench_modules import load_bench
+
 ROUNDS = 12
 
 
 @pytest.fixture(scope="module")
 def slow() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("slow_runs", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("slow_runs")
 
 
 def series(benchmark: str, metric: str, better: str, medians: list[float]) -> dict[str, Any]:
