@@ -1,7 +1,8 @@
 """One job from its request to its outcome, shared by the daemon and local ``bench``.
 
 A profile with ``repeat_until`` runs the programs several times and pools
-their results (:mod:`.repetition`).
+their results (:mod:`.repetition`); one with ``best_of`` runs them several
+times and keeps each result's best run (:mod:`.best_of`).
 
 Order matters: every check (suite, profile, params, agent-level factors,
 the libxac revision built and its smoke tests passed, programs present)
@@ -15,12 +16,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from xaclab_contracts.suites import load_suite
 
+from xaclab_agent.best_of import run_best_of
 from xaclab_agent.children import ChildRecord
 from xaclab_agent.config import Config
 from xaclab_agent.factors import Factors, split_factors
@@ -87,6 +90,8 @@ def execute_job(
         extra = {"write_cache": change.state} if change.state in ("on", "off") else {}
         timeouts = [t for t in (factors.timeout, config.job_timeout) if t]
         rule = suite.repeat.get(profile)
+        best_of = suite.best_of.get(profile)
+        repeated = rule is not None or best_of is not None
 
         def run_once(on_progress: Callable[[Progress], None], timeout: float | None) -> RunOutcome:
             return run_job(
@@ -97,8 +102,8 @@ def execute_job(
                 work_root=target,
                 env=env,
                 on_progress=on_progress,
-                # Repeated runs are pooled first; the hook sees the pooled results.
-                on_result=_ignore if rule else hooks.on_result,
+                # Repeated runs are pooled (or the best kept) first; the hook sees those.
+                on_result=_ignore if repeated else hooks.on_result,
                 on_diagnostic=hooks.on_diagnostic,
                 on_stdout_junk=hooks.on_stdout_junk,
                 on_started=children.started,
@@ -112,16 +117,26 @@ def execute_job(
             )
 
         timeout = min(timeouts) if timeouts else None
-        if rule is None:
-            outcome = run_once(hooks.on_progress, timeout)
-        else:
+
+        def stopping() -> bool:
+            return hooks.stop.is_set() or hooks.cancel.is_set()
+
+        if rule is not None:
             outcome = run_repeated(
+                run_once, rule, on_progress=hooks.on_progress, timeout=timeout, stopping=stopping
+            )
+        elif best_of is not None:
+            outcome = run_best_of(
                 run_once,
-                rule,
+                best_of,
                 on_progress=hooks.on_progress,
                 timeout=timeout,
-                stopping=lambda: hooks.stop.is_set() or hooks.cancel.is_set(),
+                stopping=stopping,
+                clock=time.monotonic,
             )
+        else:
+            outcome = run_once(hooks.on_progress, timeout)
+        if repeated:
             for result in outcome.results:
                 hooks.on_result(result)
     finally:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import struct
 import time
 from collections.abc import Callable
@@ -144,6 +145,20 @@ def _merged_histogram(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "sum_squares": math.fsum(squares),
         "buckets": [[i, counts[i]] for i in sorted(counts)],
     }
+
+
+def result_median(result: dict[str, Any]) -> float | None:
+    """The median of the result's samples or histogram; None when it has neither."""
+    if "histogram" in result:
+        h = result["histogram"]
+        n = int(h["count"])
+        if n < 1:
+            return None
+        return (_histogram_value(h, (n + 1) // 2) + _histogram_value(h, n // 2 + 1)) / 2
+    samples = result.get("samples")
+    if not samples:
+        return None
+    return float(statistics.median(samples))
 
 
 def _interval(result: dict[str, Any]) -> tuple[float, float, float, float | None] | None:

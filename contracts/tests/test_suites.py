@@ -62,6 +62,11 @@ def test_every_shipped_suite_matches_the_schema_and_declares_everything(name: st
     undeclared = [p for p, d in raw.get("params", {}).items() if "role" not in d]
     assert not undeclared, f"{name}: params without a role: {undeclared}"
     assert suite.profiles.keys() >= {"quick", "full"}
+    if name != "crash-consistency":
+        # The change detector's series come from the watch profile: the quick programs,
+        # each result the best of three runs, and best_of declared as the param it adds.
+        assert suite.profiles["watch"] == suite.profiles["quick"]
+        assert suite.best_of["watch"] == 3 and suite.recorded["best_of"] == "workload"
 
 
 def test_the_shipped_suites_load_by_name() -> None:

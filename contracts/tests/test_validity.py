@@ -133,3 +133,40 @@ def test_a_bad_repetition_rule_is_refused(rule: dict[str, Any], why: str) -> Non
     with pytest.raises(SuiteError, match="x.json: at profiles/precise/repeat_until") as refused:
         parse_suite(bad, source=Path("x.json"))
     assert why in str(refused.value) and "Adaptive repetition" in str(refused.value)
+
+
+def test_a_profile_may_keep_the_best_of_several_runs() -> None:
+    declaration = copy.deepcopy(SUITE)
+    declaration["profiles"]["watch"] = {"args": ["--quick"], "best_of": {"runs": 3}}
+    suite = parse_suite(declaration, source=Path("x.json"))
+    assert suite.profiles["watch"] == ("--quick",)
+    assert suite.best_of == {"watch": 3}
+    assert "watch" not in suite.repeat and "precise" not in suite.best_of
+
+
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        ({"runs": 1}, "less than the minimum of 2"),
+        ({"runs": 11}, "greater than the maximum of 10"),
+        ({"runs": "3"}, "is not of type 'integer'"),
+        ({}, "'runs' is a required property"),
+    ],
+)
+def test_a_bad_best_of_rule_is_refused(rule: dict[str, Any], why: str) -> None:
+    bad = copy.deepcopy(SUITE)
+    bad["profiles"]["watch"] = {"args": [], "best_of": rule}
+    with pytest.raises(SuiteError, match="x.json: at profiles/watch/best_of") as refused:
+        parse_suite(bad, source=Path("x.json"))
+    assert why in str(refused.value) and "Best of several runs" in str(refused.value)
+
+
+def test_a_profile_takes_one_repetition_rule_not_two() -> None:
+    bad = copy.deepcopy(SUITE)
+    bad["profiles"]["watch"] = {
+        "args": [],
+        "best_of": {"runs": 3},
+        "repeat_until": {"median_ci_percent": 2, "max_runs": 8},
+    }
+    with pytest.raises(SuiteError, match="x.json: at profiles/watch"):
+        parse_suite(bad, source=Path("x.json"))

@@ -117,6 +117,8 @@ class Suite:
     declaration: dict[str, Any]  # the file as written, served by GET /api/v1/suites
     # Profile -> its adaptive repetition; profiles without one run once.
     repeat: dict[str, RepeatUntil] = field(default_factory=dict)
+    # Profile -> how many runs its results are the best of (``best_of``).
+    best_of: dict[str, int] = field(default_factory=dict)
     # Whether pages compare its systems as ratios (false: counts of failures, crash suite).
     system_ratios: bool = True
 
@@ -361,7 +363,12 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
                 float(v["repeat_until"]["median_ci_percent"]), int(v["repeat_until"]["max_runs"])
             )
             for k, v in declaration["profiles"].items()
-            if isinstance(v, dict)
+            if isinstance(v, dict) and "repeat_until" in v
+        },
+        best_of={
+            k: int(v["best_of"]["runs"])
+            for k, v in declaration["profiles"].items()
+            if isinstance(v, dict) and "best_of" in v
         },
         system_ratios=declaration.get("system_ratios", True),
     )

@@ -69,3 +69,43 @@ def test_the_series_pages_smallest_step_parts_the_steps_found_from_those_missed(
     assert above.hits + above.misses >= 1000 and below.hits + below.misses >= 1000
     assert above.scores()[1] >= 0.9
     assert below.scores()[1] <= 0.3
+
+
+def test_best_of_takes_each_rounds_best_run_by_the_metrics_direction(bench: ModuleType) -> None:
+    data = {
+        "series": [
+            {
+                "benchmark": "b",
+                "metric": "time",
+                "better": "lower",
+                "medians": [3.0, 5.0],
+                "pass_medians": [[3.0, 2.0, 4.0], [5.0, 6.0]],
+            },
+            {
+                "benchmark": "b",
+                "metric": "rate",
+                "better": "higher",
+                "medians": [1.0, 9.0],
+                "pass_medians": [[1.0, 2.0], [9.0, 7.0, 8.0]],
+            },
+        ]
+    }
+    best = bench.best_of_runs(data)
+    assert [e["medians"] for e in best["series"]] == [[2.0, 5.0], [2.0, 9.0]]
+    assert data["series"][0]["medians"] == [3.0, 5.0], "the recording itself is unchanged"
+    single = {"series": [{"benchmark": "b", "metric": "time", "better": "lower", "medians": [1.0]}]}
+    with pytest.raises(ValueError, match="b/time has one run a round"):
+        bench.best_of_runs(single)
+
+
+def test_on_one_recording_the_best_of_three_runs_finds_more_than_single_runs(
+    bench: ModuleType,
+) -> None:
+    """The recording of three runs a round (bench/data/quick-noise-best-of-3.json): its
+    first runs are the single runs' series, the best of its three the watch profile's."""
+    data = json.loads((bench.DATA.parent / "quick-noise-best-of-3.json").read_text())
+    options = bench.shipped_options()
+    single = bench.evaluate(bench.build_corpus(data, 50, 4, 2026), options, 2)
+    best = bench.evaluate(bench.build_corpus(bench.best_of_runs(data), 50, 4, 2026), options, 2)
+    assert best["large"][2] > single["large"][2] + 0.1
+    assert best["false_per_100"] < 5 and single["false_per_100"] < 5

@@ -23,10 +23,13 @@ def suites() -> dict[str, Suite]:
 
 def test_the_repository_suites_load(suites: dict[str, Suite]) -> None:
     page_touch = suites["page-touch"]
-    assert tuple(page_touch.profiles) == ("quick", "full", "precise")
+    assert tuple(page_touch.profiles) == ("quick", "full", "watch", "precise")
     # "precise" repeats the quick profile until every median is known within ±2%.
     assert page_touch.profiles["precise"] == ("--quick",)
     assert page_touch.repeat["precise"].median_ci_percent == 2
+    # "watch" keeps each result's best of three quick runs, for the change detector.
+    assert page_touch.profiles["watch"] == ("--quick",)
+    assert page_touch.best_of == {"watch": 3}
     assert page_touch.params["max_pages"].max == 1024
 
 

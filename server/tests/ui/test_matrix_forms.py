@@ -83,3 +83,27 @@ def test_a_viewer_may_not_queue_a_matrix(client: TestClient, app: FastAPI) -> No
     assert reply.status_code == 403
     assert said(reply, "refused") == "This needs the operator role; you are a viewer."
     assert row_counts(app)["runs"] == 0 and row_counts(app)["matrices"] == 0
+
+
+def test_the_forms_say_what_the_watch_profile_does_and_a_schedule_can_use_it(
+    client: TestClient, app: FastAPI
+) -> None:
+    machine_id, _ = register(client)
+    csrf = browser_login(client, app)
+    for page in ("/matrices/new", "/runs/new"):
+        text = client.get(page).text
+        rules = re.findall(r'data-testid="profile-rule">([^<]*)<', text)
+        assert any(r.startswith("watch: each result the best of 3 runs") for r in rules), page
+        assert any(r.startswith("precise: run again until every median is known") for r in rules)
+    reply = post_form(
+        client,
+        "/matrices/new",
+        csrf,
+        machine_ids=[str(machine_id)],
+        suites=["page-touch"],
+        profiles=["watch"],
+        cron="0 * * * *",
+        name="watched hourly",
+    )
+    assert reply.status_code == 303, reply.text
+    assert rows(app, select(Schedule))[0].spec["profiles"] == ["watch"]

@@ -32,6 +32,8 @@ __all__ = [
     "coerce_form_value",
     "load_suites",
     "parse_suite",
+    "profile_rule",
+    "profile_rules",
 ]
 
 
@@ -69,3 +71,33 @@ def ratios(suites: Mapping[str, Suite], name: str) -> bool:
     ``system_ratios``); an unknown suite's are."""
     suite = suites.get(name)
     return suite.system_ratios if suite is not None else True
+
+
+def profile_rule(suite: Suite, profile: str) -> str:
+    """What a profile with a repetition rule does, in a sentence for the forms; "" for a
+    profile that runs its programs once."""
+    best_of = suite.best_of.get(profile)
+    if best_of is not None:
+        return (
+            f"{profile}: each result the best of {best_of} runs (the lowest median, or the "
+            "highest where higher is better), in a series of its own; the profile for "
+            "schedules the change detector watches."
+        )
+    repeat = suite.repeat.get(profile)
+    if repeat is not None:
+        return (
+            f"{profile}: run again until every median is known within "
+            f"±{repeat.median_ci_percent:g} % (at most {repeat.max_runs} runs), the samples pooled."
+        )
+    return ""
+
+
+def profile_rules(suites: Mapping[str, Suite]) -> list[str]:
+    """Each profile's rule (:func:`profile_rule`) once, as the first suite that has it says."""
+    found: dict[str, str] = {}
+    for suite in suites.values():
+        for profile in suite.profiles:
+            rule = profile_rule(suite, profile)
+            if rule and profile not in found:
+                found[profile] = rule
+    return [found[p] for p in sorted(found)]

@@ -8,6 +8,7 @@ from xaclab_contracts.validity import FLAG_LABELS
 from xaclab_server.schemas.comparison import ComparisonOut
 from xaclab_server.schemas.figure import Figure, Section, SingleValue
 from xaclab_server.services.compare_view import ForestView
+from xaclab_server.services.suites import profile_rule
 from xaclab_server.services.systems import params_words, title_of, unit_words
 from xaclab_server.ui.chart_rows import RowMark, render_dots, render_rows
 from xaclab_server.ui.chart_spark import sparkline
@@ -149,6 +150,7 @@ TEMPLATE_GLOBALS = {
     "flag_labels": FLAG_LABELS,
     "single_tables": single_tables,
     "params_words": params_words,
+    "profile_rule": profile_rule,
     "title_of": title_of,
     "unit_words": unit_words,
 }

@@ -12,7 +12,7 @@ from xaclab_server.models import Machine
 from xaclab_server.schemas.matrix import MatrixIn
 from xaclab_server.schemas.schedule import ScheduleIn
 from xaclab_server.services import matrices, scheduler
-from xaclab_server.services.suites import AGENT_FACTORS, Suite
+from xaclab_server.services.suites import AGENT_FACTORS, Suite, profile_rules
 from xaclab_server.ui.forms import OperatorForm, submit
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import render, see_other
@@ -39,6 +39,7 @@ def matrix_form(
             "machines": machines,
             "suites": list(suites.values()),
             "profiles": profiles,
+            "profile_rules": profile_rules(suites),
             "write_cache": AGENT_FACTORS["write_cache"].choices,
             "factors": MATRIX_FACTORS,
             "chosen": chosen,
