@@ -17,6 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
+from xaclab_agent.config import Config
+from xaclab_agent.jobrun import JobHooks, execute_job
+from xaclab_agent.runner import RunOutcome
+
 RESULT: dict[str, Any] = {
     "format": "xaclab-result",
     "format_version": 1,
@@ -187,6 +191,68 @@ def no_sleep() -> Callable[[float], None]:
         return None
 
     return sleep
+
+
+# --- a suite of one real program whose output each test sets (best_of, repeat_until) ---
+
+
+@dataclass
+class ScriptedSuite:
+    """A suite whose one program is a real Python script started by the agent's runner.
+
+    The script reads ``spec.json`` beside it (written by ``run``) for what to print and
+    counts its own runs in ``runs`` beside it, so a test can see how often it ran.
+    """
+
+    config: Config
+    name: str
+    profile: str
+
+    def run(self, specs: list[dict[str, Any]], profile: str | None = None) -> RunOutcome:
+        (self.config.bin_dir / "spec.json").write_text(json.dumps(specs))
+        seen: list[dict[str, Any]] = []
+        outcome = execute_job(
+            self.config,
+            suite_name=self.name,
+            profile=profile or self.profile,
+            params={},
+            fingerprint={"fingerprint_version": 2},
+            hooks=JobHooks(on_result=seen.append),
+        )
+        assert seen == outcome.results, "the hook sees the final results, once"
+        return outcome
+
+    def runs(self) -> int:
+        return int((self.config.bin_dir / "runs").read_text())
+
+
+MakeScriptedSuite = Callable[[dict[str, Any], str, str], ScriptedSuite]
+
+
+@pytest.fixture
+def scripted_suite(tmp_path: Path) -> MakeScriptedSuite:
+    """Install SUITE with its one program, PROGRAM's source; PROFILE is what ``run`` runs."""
+
+    def make(suite: dict[str, Any], program: str, profile: str) -> ScriptedSuite:
+        bin_dir, suites_dir = tmp_path / "bin", tmp_path / "suites"
+        bin_dir.mkdir()
+        suites_dir.mkdir()
+        (executable,) = suite["programs"]
+        script = bin_dir / executable
+        script.write_text(f"#!{sys.executable}\n{program}")
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+        (suites_dir / f"{suite['name']}.json").write_text(json.dumps(suite))
+        (tmp_path / "state").mkdir()
+        config = Config(
+            state_dir=tmp_path / "state",
+            bin_dir=bin_dir,
+            work_dir=tmp_path / "work",
+            suites_dir=suites_dir,
+            noisy_load=1000.0,
+        )
+        return ScriptedSuite(config, suite["name"], profile)
+
+    return make
 
 
 @pytest.fixture

@@ -7,18 +7,15 @@ medians ``spec.json`` gives for that run (the median of its three samples).
 
 from __future__ import annotations
 
-import json
-import stat
 import statistics
-import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from xaclab_agent.best_of import keep_best
-from xaclab_agent.config import Config
-from xaclab_agent.jobrun import JobHooks, execute_job
+
+if TYPE_CHECKING:
+    from tests.conftest import MakeScriptedSuite, ScriptedSuite
 
 PROGRAM = """
 import json, os, sys
@@ -51,52 +48,18 @@ SUITE = {
 
 
 @pytest.fixture
-def config(tmp_path: Path) -> Config:
-    bin_dir, suites_dir = tmp_path / "bin", tmp_path / "suites"
-    bin_dir.mkdir()
-    suites_dir.mkdir()
-    program = bin_dir / "watched_bench"
-    program.write_text(f"#!{sys.executable}\n{PROGRAM}")
-    program.chmod(program.stat().st_mode | stat.S_IXUSR)
-    (suites_dir / "watched.json").write_text(json.dumps(SUITE))
-    (tmp_path / "state").mkdir()
-    return Config(
-        state_dir=tmp_path / "state",
-        bin_dir=bin_dir,
-        work_dir=tmp_path / "work",
-        suites_dir=suites_dir,
-        noisy_load=1000.0,
-    )
+def suite(scripted_suite: MakeScriptedSuite) -> ScriptedSuite:
+    return scripted_suite(SUITE, PROGRAM, "watch")
 
 
-def _run(config: Config, specs: list[dict[str, Any]], profile: str = "watch") -> Any:
-    (config.bin_dir / "spec.json").write_text(json.dumps(specs))
-    seen: list[dict[str, Any]] = []
-    outcome = execute_job(
-        config,
-        suite_name="watched",
-        profile=profile,
-        params={},
-        fingerprint={"fingerprint_version": 2},
-        hooks=JobHooks(on_result=seen.append),
-    )
-    assert seen == outcome.results, "the hook sees the kept results, once"
-    return outcome
-
-
-def _runs(config: Config) -> int:
-    return int((config.bin_dir / "runs").read_text())
-
-
-def test_each_result_keeps_its_own_best_run(config: Config) -> None:
-    outcome = _run(
-        config,
+def test_each_result_keeps_its_own_best_run(suite: ScriptedSuite) -> None:
+    outcome = suite.run(
         [
             {"benchmark": "latency", "better": "lower", "medians": [13.0, 10.0, 12.5]},
             {"benchmark": "throughput", "better": "higher", "medians": [900.0, 700.0, 1000.0]},
         ],
     )
-    assert outcome.succeeded and _runs(config) == 3
+    assert outcome.succeeded and suite.runs() == 3
     assert outcome.message == "2 results, each the best of 3 runs"
     latency, throughput = outcome.results
     assert statistics.median(latency["samples"]) == 10.0, "the lowest median where lower is better"
@@ -112,9 +75,10 @@ def test_each_result_keeps_its_own_best_run(config: Config) -> None:
         assert "fingerprint_version" in result["env"], "the run's own env is kept"
 
 
-def test_a_result_missing_from_a_run_is_the_best_of_the_runs_that_made_it(config: Config) -> None:
-    outcome = _run(
-        config,
+def test_a_result_missing_from_a_run_is_the_best_of_the_runs_that_made_it(
+    suite: ScriptedSuite,
+) -> None:
+    outcome = suite.run(
         [
             {"benchmark": "twice", "better": "lower", "medians": [5.0, None, 4.0]},
             {"benchmark": "once", "better": "lower", "medians": [None, 7.0, None]},
@@ -130,23 +94,22 @@ def test_a_result_missing_from_a_run_is_the_best_of_the_runs_that_made_it(config
     )
 
 
-def test_a_failed_run_stops_and_keeps_the_best_of_what_was_measured(config: Config) -> None:
-    outcome = _run(
-        config,
+def test_a_failed_run_stops_and_keeps_the_best_of_what_was_measured(suite: ScriptedSuite) -> None:
+    outcome = suite.run(
         [{"benchmark": "latency", "better": "lower", "medians": [9.0, 8.0, 1.0], "fail_on_run": 3}],
     )
-    assert not outcome.succeeded and _runs(config) == 3
+    assert not outcome.succeeded and suite.runs() == 3
     assert "exited with status 4" in outcome.message
     (result,) = outcome.results
     assert statistics.median(result["samples"]) == 8.0
     assert result["env"]["best_of"] == {"runs": 3, "kept_run": 2, "run_medians": [9.0, 8.0, None]}
 
 
-def test_a_profile_without_the_rule_runs_once(config: Config) -> None:
-    outcome = _run(
-        config, [{"benchmark": "latency", "better": "lower", "medians": [9.0, 8.0, 7.0]}], "quick"
+def test_a_profile_without_the_rule_runs_once(suite: ScriptedSuite) -> None:
+    outcome = suite.run(
+        [{"benchmark": "latency", "better": "lower", "medians": [9.0, 8.0, 7.0]}], "quick"
     )
-    assert outcome.succeeded and _runs(config) == 1
+    assert outcome.succeeded and suite.runs() == 1
     (result,) = outcome.results
     assert "best_of" not in result["params"] and "best_of" not in result["env"]
 

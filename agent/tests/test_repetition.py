@@ -7,19 +7,16 @@ per test in ``spec.json`` beside it, and each of its runs draws other samples (s
 
 from __future__ import annotations
 
-import json
 import math
-import stat
-import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from xaclab_contracts.histogram import RAW_MAX
 
-from xaclab_agent.config import Config
-from xaclab_agent.jobrun import JobHooks, execute_job
 from xaclab_agent.repetition import pool
+
+if TYPE_CHECKING:
+    from tests.conftest import MakeScriptedSuite, ScriptedSuite
 
 PROGRAM = """
 import json, os, random, sys
@@ -55,46 +52,13 @@ SUITE = {
 
 
 @pytest.fixture
-def config(tmp_path: Path) -> Config:
-    bin_dir, suites_dir = tmp_path / "bin", tmp_path / "suites"
-    bin_dir.mkdir()
-    suites_dir.mkdir()
-    program = bin_dir / "adaptive_bench"
-    program.write_text(f"#!{sys.executable}\n{PROGRAM}")
-    program.chmod(program.stat().st_mode | stat.S_IXUSR)
-    (suites_dir / "adaptive.json").write_text(json.dumps(SUITE))
-    (tmp_path / "state").mkdir()
-    return Config(
-        state_dir=tmp_path / "state",
-        bin_dir=bin_dir,
-        work_dir=tmp_path / "work",
-        suites_dir=suites_dir,
-        noisy_load=1000.0,
-    )
+def suite(scripted_suite: MakeScriptedSuite) -> ScriptedSuite:
+    return scripted_suite(SUITE, PROGRAM, "precise")
 
 
-def _run(config: Config, specs: list[dict[str, Any]], profile: str = "precise") -> Any:
-    (config.bin_dir / "spec.json").write_text(json.dumps(specs))
-    seen: list[dict[str, Any]] = []
-    outcome = execute_job(
-        config,
-        suite_name="adaptive",
-        profile=profile,
-        params={},
-        fingerprint={"fingerprint_version": 2},
-        hooks=JobHooks(on_result=seen.append),
-    )
-    assert seen == outcome.results, "the hook sees the pooled results, once"
-    return outcome
-
-
-def _runs(config: Config) -> int:
-    return int((config.bin_dir / "runs").read_text())
-
-
-def test_it_stops_as_soon_as_every_median_is_precise(config: Config) -> None:
-    outcome = _run(config, [{"benchmark": "steady", "center": 10.0, "spread": 0.005, "n": 5}])
-    assert outcome.succeeded and _runs(config) == 2, "5 samples have no 95% interval; 10 do"
+def test_it_stops_as_soon_as_every_median_is_precise(suite: ScriptedSuite) -> None:
+    outcome = suite.run([{"benchmark": "steady", "center": 10.0, "spread": 0.005, "n": 5}])
+    assert outcome.succeeded and suite.runs() == 2, "5 samples have no 95% interval; 10 do"
     (result,) = outcome.results
     assert len(result["samples"]) == 10
     repetition = result["env"]["repetition"]
@@ -106,15 +70,14 @@ def test_it_stops_as_soon_as_every_median_is_precise(config: Config) -> None:
     assert "after 2 runs (every median precise)" in outcome.message
 
 
-def test_a_noisy_result_runs_to_the_limit_and_says_how_precise_it_got(config: Config) -> None:
-    outcome = _run(
-        config,
+def test_a_noisy_result_runs_to_the_limit_and_says_how_precise_it_got(suite: ScriptedSuite) -> None:
+    outcome = suite.run(
         [
             {"benchmark": "steady", "center": 10.0, "spread": 0.005, "n": 5},
             {"benchmark": "wobbly", "center": 10.0, "spread": 0.6, "n": 5},
         ],
     )
-    assert outcome.succeeded and _runs(config) == 6
+    assert outcome.succeeded and suite.runs() == 6
     results = {r["benchmark"]: r for r in outcome.results}
     assert [len(r["samples"]) for r in results.values()] == [30, 30]
     wobbly = results["wobbly"]["env"]["repetition"]
@@ -123,23 +86,22 @@ def test_a_noisy_result_runs_to_the_limit_and_says_how_precise_it_got(config: Co
     assert "after 6 runs (run limit reached); widest interval ±" in outcome.message
 
 
-def test_a_failed_run_stops_the_repetition_and_keeps_what_was_measured(config: Config) -> None:
-    outcome = _run(
-        config,
+def test_a_failed_run_stops_the_repetition_and_keeps_what_was_measured(
+    suite: ScriptedSuite,
+) -> None:
+    outcome = suite.run(
         [{"benchmark": "wobbly", "center": 10.0, "spread": 0.6, "n": 5, "fail_on_run": 3}],
     )
-    assert not outcome.succeeded and _runs(config) == 3
+    assert not outcome.succeeded and suite.runs() == 3
     assert "exited with status 4" in outcome.message
     (result,) = outcome.results
     assert len(result["samples"]) == 10
     assert result["env"]["repetition"]["stopped"] == "failed"
 
 
-def test_a_profile_without_the_rule_runs_once(config: Config) -> None:
-    outcome = _run(
-        config, [{"benchmark": "wobbly", "center": 10.0, "spread": 0.6, "n": 5}], "quick"
-    )
-    assert outcome.succeeded and _runs(config) == 1
+def test_a_profile_without_the_rule_runs_once(suite: ScriptedSuite) -> None:
+    outcome = suite.run([{"benchmark": "wobbly", "center": 10.0, "spread": 0.6, "n": 5}], "quick")
+    assert outcome.succeeded and suite.runs() == 1
     assert "repetition" not in outcome.results[0]["env"]
 
 
@@ -179,14 +141,13 @@ def test_pooling_above_the_raw_limit_makes_a_histogram() -> None:
     assert pooled[1]["samples"] == [7.0]
 
 
-def test_a_median_of_zero_does_not_hold_the_others_back(config: Config) -> None:
-    outcome = _run(
-        config,
+def test_a_median_of_zero_does_not_hold_the_others_back(suite: ScriptedSuite) -> None:
+    outcome = suite.run(
         [
             {"benchmark": "steady", "center": 10.0, "spread": 0.005, "n": 5},
             {"benchmark": "aborts", "center": 0.0, "spread": 0.0, "n": 5},
         ],
     )
-    assert _runs(config) == 2
+    assert suite.runs() == 2
     zero = next(r for r in outcome.results if r["benchmark"] == "aborts")
     assert zero["env"]["repetition"]["median_ci_percent"] is None

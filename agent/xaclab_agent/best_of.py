@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xaclab_agent.progress import Progress
-from xaclab_agent.repetition import RunOnce, result_key, result_median
+from xaclab_agent.repetition import RunOnce, result_key, result_median, scaled_progress
 from xaclab_agent.results import MAX_PARAMS
 from xaclab_agent.runner import RunOutcome
 
@@ -50,7 +50,7 @@ def run_best_of(
     outcome: RunOutcome | None = None
     for index in range(runs):
         left = None if deadline is None else max(deadline - clock(), 0.001)
-        outcome = run_once(_scaled(on_progress, index, runs), left)
+        outcome = run_once(scaled_progress(on_progress, index, runs, of="of"), left)
         made.append(outcome.results)
         if not outcome.succeeded or stopping():
             break
@@ -96,13 +96,3 @@ def _best(runs: list[dict[str, Any] | None], made: int) -> dict[str, Any]:
     env = dict(chosen.get("env", {}))
     env["best_of"] = {"runs": made, "kept_run": kept + 1, "run_medians": medians}
     return {**chosen, "params": params, "env": env}
-
-
-def _scaled(
-    on_progress: Callable[[Progress], None], index: int, count: int
-) -> Callable[[Progress], None]:
-    def report(progress: Progress) -> None:
-        fraction = (index + progress.fraction) / count
-        on_progress(Progress(fraction, f"run {index + 1} of {count}: {progress.message}"[:500]))
-
-    return report

@@ -57,7 +57,7 @@ def run_repeated(
     stopped = "max_runs"
     for index in range(rule.max_runs):
         left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-        outcome = run_once(_scaled(on_progress, index, rule.max_runs), left)
+        outcome = run_once(scaled_progress(on_progress, index, rule.max_runs), left)
         runs.append(outcome.results)
         if not outcome.succeeded:
             stopped = "failed"
@@ -171,7 +171,6 @@ def _interval(result: dict[str, Any]) -> tuple[float, float, float, float | None
         if ranks is None:
             return None
         low, high = (_histogram_value(h, r) for r in ranks)
-        median = (_histogram_value(h, (n + 1) // 2) + _histogram_value(h, n // 2 + 1)) / 2
     else:
         ordered = sorted(result["samples"])
         n = len(ordered)
@@ -179,8 +178,8 @@ def _interval(result: dict[str, Any]) -> tuple[float, float, float, float | None
         if ranks is None:
             return None
         low, high = ordered[ranks[0] - 1], ordered[ranks[1] - 1]
-        mid = n // 2
-        median = ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    median = result_median(result)
+    assert median is not None, "a result with an interval has a median"
     return low, high, median, half_width_percent(low, high, median)
 
 
@@ -236,13 +235,13 @@ def _summary(results: list[dict[str, Any]], runs: int, stopped: str) -> str:
     return f"{len(results)} results after {runs} runs ({why}){worst}"
 
 
-def _scaled(
-    on_progress: Callable[[Progress], None], index: int, count: int
+def scaled_progress(
+    on_progress: Callable[[Progress], None], index: int, count: int, of: str = "of at most"
 ) -> Callable[[Progress], None]:
+    """Run ``index``'s progress as a share of ``count`` runs: "run 2 of at most 6: ..."."""
+
     def report(progress: Progress) -> None:
         fraction = (index + progress.fraction) / count
-        on_progress(
-            Progress(fraction, f"run {index + 1} of at most {count}: {progress.message}"[:500])
-        )
+        on_progress(Progress(fraction, f"run {index + 1} {of} {count}: {progress.message}"[:500]))
 
     return report
