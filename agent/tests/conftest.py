@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -208,7 +209,9 @@ class ScriptedSuite:
     name: str
     profile: str
 
-    def run(self, specs: list[dict[str, Any]], profile: str | None = None) -> RunOutcome:
+    def run(
+        self, specs: list[dict[str, Any]], profile: str | None = None, hooks: JobHooks | None = None
+    ) -> RunOutcome:
         (self.config.bin_dir / "spec.json").write_text(json.dumps(specs))
         seen: list[dict[str, Any]] = []
         outcome = execute_job(
@@ -217,7 +220,7 @@ class ScriptedSuite:
             profile=profile or self.profile,
             params={},
             fingerprint={"fingerprint_version": 2},
-            hooks=JobHooks(on_result=seen.append),
+            hooks=dataclasses.replace(hooks or JobHooks(), on_result=seen.append),
         )
         assert seen == outcome.results, "the hook sees the final results, once"
         return outcome

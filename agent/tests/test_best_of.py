@@ -8,11 +8,17 @@ medians ``spec.json`` gives for that run (the median of its three samples).
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from xaclab_contracts.suites import BestOf
 
-from xaclab_agent.best_of import keep_best
+from xaclab_agent.best_of import keep_best, run_best_of
+from xaclab_agent.jobrun import JobHooks
+from xaclab_agent.progress import Progress
+from xaclab_agent.repetition import RunOnce
+from xaclab_agent.runner import RunOutcome
 
 if TYPE_CHECKING:
     from tests.conftest import MakeScriptedSuite, ScriptedSuite
@@ -43,7 +49,12 @@ SUITE = {
     "programs": ["watched_bench"],
     "sut": {"watched_bench": ["os"]},
     "systems": {"os": {"title": "the operating system", "modes": {}, "packages": []}},
-    "profiles": {"quick": [], "full": [], "watch": {"args": [], "best_of": {"runs": 3}}},
+    "profiles": {
+        "quick": [],
+        "full": [],
+        "watch": {"args": [], "best_of": {"runs": 3}},
+        "spaced": {"args": [], "best_of": {"runs": 3, "gap_s": 0.2}},
+    },
 }
 
 
@@ -67,6 +78,7 @@ def test_each_result_keeps_its_own_best_run(suite: ScriptedSuite) -> None:
         "runs": 3,
         "kept_run": 2,
         "run_medians": [13.0, 10.0, 12.5],
+        "gap_s": 0.0,
     }
     assert statistics.median(throughput["samples"]) == 1000.0, "the highest where higher is"
     assert throughput["env"]["best_of"]["kept_run"] == 3
@@ -102,7 +114,12 @@ def test_a_failed_run_stops_and_keeps_the_best_of_what_was_measured(suite: Scrip
     assert "exited with status 4" in outcome.message
     (result,) = outcome.results
     assert statistics.median(result["samples"]) == 8.0
-    assert result["env"]["best_of"] == {"runs": 3, "kept_run": 2, "run_medians": [9.0, 8.0, None]}
+    assert result["env"]["best_of"] == {
+        "runs": 3,
+        "kept_run": 2,
+        "run_medians": [9.0, 8.0, None],
+        "gap_s": 0.0,
+    }
 
 
 def test_a_profile_without_the_rule_runs_once(suite: ScriptedSuite) -> None:
@@ -139,3 +156,108 @@ def test_a_histogram_result_is_judged_by_its_median() -> None:
 
     (kept,) = keep_best([run(3.0), run(2.0)])
     assert kept["histogram"]["min"] == 2.0 and kept["env"]["best_of"]["kept_run"] == 2
+
+
+# --- runs spaced by gap_s ---
+
+
+def _canned_runs(medians: list[float]) -> tuple[RunOnce, list[str]]:
+    """A run_once that returns one result per call, its median the next of MEDIANS."""
+    calls: list[str] = []
+
+    def run_once(on_progress: Callable[[Progress], None], timeout: float | None) -> RunOutcome:
+        made = sum(call.startswith("run") for call in calls)
+        value = medians[made]
+        calls.append(f"run {made + 1}")
+        result = {
+            "benchmark": "b",
+            "sut": "os",
+            "metric": "m",
+            "unit": "us",
+            "better": "lower",
+            "params": {},
+            "samples": [value],
+        }
+        return RunOutcome(True, "ok", [result], False)
+
+    return run_once, calls
+
+
+def test_a_gap_pauses_between_runs_and_is_recorded() -> None:
+    run_once, calls = _canned_runs([5.0, 4.0, 6.0])
+    waits: list[float] = []
+    progress: list[str] = []
+
+    def wait(seconds: float) -> bool:
+        waits.append(seconds)
+        calls.append(f"pause {seconds:g}")
+        return False
+
+    outcome = run_best_of(
+        run_once,
+        BestOf(runs=3, gap_s=20.0),
+        on_progress=lambda p: progress.append(p.message),
+        timeout=None,
+        stopping=lambda: False,
+        clock=lambda: 0.0,
+        wait=wait,
+    )
+    assert calls == ["run 1", "pause 20", "run 2", "pause 20", "run 3"], "no pause before the first"
+    assert outcome.message == "1 results, each the best of 3 runs 20 s apart"
+    (kept,) = outcome.results
+    assert kept["env"]["best_of"]["gap_s"] == 20.0 and kept["env"]["best_of"]["kept_run"] == 2
+    assert "run 1 of 3 done; the next in 20 s" in progress[0]
+
+
+def test_a_pause_never_runs_past_the_jobs_time_limit() -> None:
+    run_once, calls = _canned_runs([5.0, 4.0, 6.0])
+    now = [0.0]
+
+    def wait(seconds: float) -> bool:
+        now[0] += seconds
+        calls.append(f"pause {seconds:g}")
+        return False
+
+    outcome = run_best_of(
+        run_once,
+        BestOf(runs=3, gap_s=30.0),
+        on_progress=lambda p: None,
+        timeout=12.0,
+        stopping=lambda: False,
+        clock=lambda: now[0],
+        wait=wait,
+    )
+    assert calls == ["run 1", "pause 12"], "the pause is cut at the deadline, and no run follows"
+    (kept,) = outcome.results
+    assert "best_of" not in kept["params"], "one run made: a single run"
+
+
+def test_a_stop_during_the_pause_keeps_the_runs_made(suite: ScriptedSuite) -> None:
+    spec = [{"benchmark": "latency", "better": "lower", "medians": [9.0, 8.0, 7.0]}]
+    hooks = JobHooks()
+    waiting: list[str] = []
+
+    def on_progress(progress: Progress) -> None:
+        if "the next in" in progress.message:
+            waiting.append(progress.message)
+            hooks.stop.set()
+
+    hooks.on_progress = on_progress
+    outcome = suite.run(spec, "spaced", hooks)
+    assert waiting and suite.runs() == 1, "the stop came in the first pause; no second run"
+    (result,) = outcome.results
+    assert statistics.median(result["samples"]) == 9.0 and "best_of" not in result["params"]
+
+
+def test_spaced_runs_of_a_real_program_record_their_gap(suite: ScriptedSuite) -> None:
+    progress: list[str] = []
+    outcome = suite.run(
+        [{"benchmark": "latency", "better": "lower", "medians": [9.0, 7.0, 8.0]}],
+        "spaced",
+        JobHooks(on_progress=lambda p: progress.append(p.message)),
+    )
+    assert outcome.succeeded and suite.runs() == 3
+    assert outcome.message == "1 results, each the best of 3 runs 0.2 s apart"
+    (result,) = outcome.results
+    assert result["env"]["best_of"]["gap_s"] == 0.2 and result["params"]["best_of"] == 3
+    assert sum("the next in 0.2 s" in m for m in progress) == 2

@@ -121,6 +121,16 @@ def execute_job(
         def stopping() -> bool:
             return hooks.stop.is_set() or hooks.cancel.is_set()
 
+        def wait(seconds: float) -> bool:
+            """Pause up to ``seconds``; True when a stop or a cancel came meanwhile."""
+            end = time.monotonic() + seconds
+            while not stopping():
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                hooks.stop.wait(min(left, 0.25))
+            return True
+
         if rule is not None:
             outcome = run_repeated(
                 run_once, rule, on_progress=hooks.on_progress, timeout=timeout, stopping=stopping
@@ -133,6 +143,7 @@ def execute_job(
                 timeout=timeout,
                 stopping=stopping,
                 clock=time.monotonic,
+                wait=wait,
             )
         else:
             outcome = run_once(hooks.on_progress, timeout)

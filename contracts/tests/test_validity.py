@@ -12,7 +12,7 @@ import pytest
 
 from xaclab_contracts import precision, validity
 from xaclab_contracts.fingerprint import identity_differences
-from xaclab_contracts.suites import SuiteError, parse_suite
+from xaclab_contracts.suites import BestOf, SuiteError, parse_suite
 
 
 def _exact_ranks(n: int) -> tuple[int, int]:
@@ -140,25 +140,39 @@ def test_a_profile_may_keep_the_best_of_several_runs() -> None:
     declaration["profiles"]["watch"] = {"args": ["--quick"], "best_of": {"runs": 3}}
     suite = parse_suite(declaration, source=Path("x.json"))
     assert suite.profiles["watch"] == ("--quick",)
-    assert suite.best_of == {"watch": 3}
+    assert suite.best_of == {"watch": BestOf(runs=3, gap_s=0.0)}, "back to back by default"
     assert "watch" not in suite.repeat and "precise" not in suite.best_of
 
 
+def test_the_runs_of_a_best_of_rule_may_be_spaced() -> None:
+    declaration = copy.deepcopy(SUITE)
+    declaration["profiles"]["watch"] = {"args": [], "best_of": {"runs": 3, "gap_s": 12.5}}
+    assert parse_suite(declaration, source=Path("x.json")).best_of["watch"].gap_s == 12.5
+
+
+BEST_OF_RULE = "Best of several runs"
+GAP_RULE = "Seconds between the end of one run"
+
+
 @pytest.mark.parametrize(
-    ("rule", "why"),
+    ("rule", "why", "rule_quoted"),
     [
-        ({"runs": 1}, "less than the minimum of 2"),
-        ({"runs": 11}, "greater than the maximum of 10"),
-        ({"runs": "3"}, "is not of type 'integer'"),
-        ({}, "'runs' is a required property"),
+        ({"runs": 1}, "less than the minimum of 2", BEST_OF_RULE),
+        ({"runs": 11}, "greater than the maximum of 10", BEST_OF_RULE),
+        ({"runs": "3"}, "is not of type 'integer'", BEST_OF_RULE),
+        ({}, "'runs' is a required property", BEST_OF_RULE),
+        ({"runs": 3, "pause": 10}, "Additional properties are not allowed", BEST_OF_RULE),
+        ({"runs": 3, "gap_s": -1}, "less than the minimum of 0", GAP_RULE),
+        ({"runs": 3, "gap_s": 301}, "greater than the maximum of 300", GAP_RULE),
+        ({"runs": 3, "gap_s": "10"}, "is not of type 'number'", GAP_RULE),
     ],
 )
-def test_a_bad_best_of_rule_is_refused(rule: dict[str, Any], why: str) -> None:
+def test_a_bad_best_of_rule_is_refused(rule: dict[str, Any], why: str, rule_quoted: str) -> None:
     bad = copy.deepcopy(SUITE)
     bad["profiles"]["watch"] = {"args": [], "best_of": rule}
     with pytest.raises(SuiteError, match="x.json: at profiles/watch/best_of") as refused:
         parse_suite(bad, source=Path("x.json"))
-    assert why in str(refused.value) and "Best of several runs" in str(refused.value)
+    assert why in str(refused.value) and rule_quoted in str(refused.value)
 
 
 def test_a_profile_takes_one_repetition_rule_not_two() -> None:

@@ -99,6 +99,15 @@ class RepeatUntil:
 
 
 @dataclass(frozen=True, slots=True)
+class BestOf:
+    """A profile's best of several runs: ``runs`` runs, ``gap_s`` seconds apart (a slow
+    spell of the machine lasts seconds, so runs back to back are often slow together)."""
+
+    runs: int
+    gap_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     name: str
     title: str
@@ -117,8 +126,8 @@ class Suite:
     declaration: dict[str, Any]  # the file as written, served by GET /api/v1/suites
     # Profile -> its adaptive repetition; profiles without one run once.
     repeat: dict[str, RepeatUntil] = field(default_factory=dict)
-    # Profile -> how many runs its results are the best of (``best_of``).
-    best_of: dict[str, int] = field(default_factory=dict)
+    # Profile -> how many runs its results are the best of, and how far apart (``best_of``).
+    best_of: dict[str, BestOf] = field(default_factory=dict)
     # Whether pages compare its systems as ratios (false: counts of failures, crash suite).
     system_ratios: bool = True
 
@@ -366,7 +375,7 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
             if isinstance(v, dict) and "repeat_until" in v
         },
         best_of={
-            k: int(v["best_of"]["runs"])
+            k: BestOf(int(v["best_of"]["runs"]), float(v["best_of"].get("gap_s", 0)))
             for k, v in declaration["profiles"].items()
             if isinstance(v, dict) and "best_of" in v
         },

@@ -62,6 +62,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,18 @@ def build_corpus(data: dict[str, Any], points: int, draws: int, seed: int) -> li
 
 def best_of_runs(data: dict[str, Any]) -> dict[str, Any]:
     """The recording with each point the best of its round's runs (``pass_medians``)."""
+    return _per_round(data, lambda entry, runs: (max if entry["better"] == "higher" else min)(runs))
+
+
+def median_of_runs(data: dict[str, Any]) -> dict[str, Any]:
+    """The recording with each point the median of its round's runs: deaf to one slow run and
+    to one fast one, where the best of them keeps a fast one."""
+    return _per_round(data, lambda entry, runs: float(np.median(runs)))
+
+
+def _per_round(
+    data: dict[str, Any], pick: Callable[[dict[str, Any], list[float]], float]
+) -> dict[str, Any]:
     series = []
     for entry in data["series"]:
         if "pass_medians" not in entry:
@@ -135,8 +148,7 @@ def best_of_runs(data: dict[str, Any]) -> dict[str, Any]:
                 f"{entry['benchmark']}/{entry['metric']} has one run a round: record with "
                 "--passes 3 or --profile watch"
             )
-        pick = max if entry["better"] == "higher" else min
-        series.append({**entry, "medians": [pick(runs) for runs in entry["pass_medians"]]})
+        series.append({**entry, "medians": [pick(entry, runs) for runs in entry["pass_medians"]]})
     return {**data, "series": series}
 
 
@@ -349,8 +361,12 @@ def main() -> None:
     parser.add_argument("--tolerance", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-grid", action="store_true", help="the server's defaults only")
-    parser.add_argument(
+    per_round = parser.add_mutually_exclusive_group()
+    per_round.add_argument(
         "--best-of", action="store_true", help="each point the best of its round's runs"
+    )
+    per_round.add_argument(
+        "--median-of", action="store_true", help="each point the median of its round's runs"
     )
     parser.add_argument(
         "--drop-slow-runs",
@@ -364,13 +380,14 @@ def main() -> None:
         parser.error("--drop-slow-runs takes a fraction between 0 and 1, such as 0.08")
     data = json.loads(args.data.read_text())
     runs_per_point = "one run (the round's first)"
-    if args.best_of:
+    if args.best_of or args.median_of:
         try:
-            data = best_of_runs(data)
+            data = best_of_runs(data) if args.best_of else median_of_runs(data)
         except ValueError as refused:
             parser.error(str(refused))
         longest = max(len(r) for e in data["series"] for r in e["pass_medians"])
-        runs_per_point = f"the best of the round's {longest} runs"
+        statistic = "best" if args.best_of else "median"
+        runs_per_point = f"the {statistic} of the round's {longest} runs"
     print(describe(slow_runs(data, SLOW_RUN), SLOW_RUN))
     if args.drop_slow_runs is not None:
         data = without_slow_runs(data, args.drop_slow_runs)

@@ -20,7 +20,8 @@ Single runs against the best of several (docs/change-points.md, "Best of
 several runs"), on one recording: with ``--passes K`` (K > 1) a round runs
 every suite K times, all suites once before any again (A B C D A B C D
 ...); with ``--profile watch`` the agent itself runs each suite's programs
-three times and reports every run's median (``env.best_of``).  Either way
+three times, as the profile's rule says (back to back, or ``gap_s`` apart), and
+reports every run's median (``env.best_of``).  Either way
 each series keeps its round's first run as ``medians``, the series of
 single runs, and every run as ``pass_medians`` (one list per round), from
 which ``changepoint_accuracy.py --best-of`` takes each round's best.

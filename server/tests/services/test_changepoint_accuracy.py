@@ -71,7 +71,9 @@ def test_the_series_pages_smallest_step_parts_the_steps_found_from_those_missed(
     assert below.scores()[1] <= 0.3
 
 
-def test_best_of_takes_each_rounds_best_run_by_the_metrics_direction(bench: ModuleType) -> None:
+def test_best_of_and_median_of_take_each_rounds_runs_by_the_metrics_direction(
+    bench: ModuleType,
+) -> None:
     data = {
         "series": [
             {
@@ -92,10 +94,13 @@ def test_best_of_takes_each_rounds_best_run_by_the_metrics_direction(bench: Modu
     }
     best = bench.best_of_runs(data)
     assert [e["medians"] for e in best["series"]] == [[2.0, 5.0], [2.0, 9.0]]
+    middle = bench.median_of_runs(data)
+    assert [e["medians"] for e in middle["series"]] == [[3.0, 5.5], [1.5, 8.0]]
     assert data["series"][0]["medians"] == [3.0, 5.0], "the recording itself is unchanged"
     single = {"series": [{"benchmark": "b", "metric": "time", "better": "lower", "medians": [1.0]}]}
-    with pytest.raises(ValueError, match="b/time has one run a round"):
-        bench.best_of_runs(single)
+    for statistic in (bench.best_of_runs, bench.median_of_runs):
+        with pytest.raises(ValueError, match="b/time has one run a round"):
+            statistic(single)
 
 
 def test_on_one_recording_the_best_of_three_runs_finds_more_than_single_runs(
@@ -109,3 +114,25 @@ def test_on_one_recording_the_best_of_three_runs_finds_more_than_single_runs(
     best = bench.evaluate(bench.build_corpus(bench.best_of_runs(data), 50, 4, 2026), options, 2)
     assert best["large"][2] > single["large"][2] + 0.1
     assert best["false_per_100"] < 5 and single["false_per_100"] < 5
+
+
+def test_through_the_watch_profile_its_best_of_three_beats_one_run_and_the_median(
+    bench: ModuleType,
+) -> None:
+    """The recording through the watch profile itself (bench/data/quick-noise-watch.json,
+    runs back to back): the best of a job's three runs finds more steps than its first run
+    and than the median of the three, and raises no more false alerts than either."""
+    data = json.loads((bench.DATA.parent / "quick-noise-watch.json").read_text())
+    options = bench.shipped_options()
+
+    def scored(points: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = bench.evaluate(bench.build_corpus(points, 50, 4, 2026), options, 2)
+        return result
+
+    single, middle, best = (
+        scored(data),
+        scored(bench.median_of_runs(data)),
+        scored(bench.best_of_runs(data)),
+    )
+    assert best["large"][2] > middle["large"][2] > single["large"][2]
+    assert best["false_per_100"] <= min(middle["false_per_100"], single["false_per_100"])

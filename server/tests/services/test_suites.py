@@ -1,7 +1,9 @@
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
+from xaclab_contracts.suites import BestOf
 
 from xaclab_server.services.suites import (
     ParamDecl,
@@ -13,6 +15,7 @@ from xaclab_server.services.suites import (
     coerce_form_value,
     load_suites,
     parse_suite,
+    profile_rule,
 )
 
 
@@ -29,7 +32,7 @@ def test_the_repository_suites_load(suites: dict[str, Suite]) -> None:
     assert page_touch.repeat["precise"].median_ci_percent == 2
     # "watch" keeps each result's best of three quick runs, for the change detector.
     assert page_touch.profiles["watch"] == ("--quick",)
-    assert page_touch.best_of == {"watch": 3}
+    assert page_touch.best_of["watch"].runs == 3
     assert page_touch.params["max_pages"].max == 1024
 
 
@@ -141,3 +144,16 @@ def test_bad_program_lists_are_refused(change: dict[str, Any], words: str, tmp_p
     declaration = {"name": "x", "programs": ["a", "b"], "profiles": {"quick": []}, **change}
     with pytest.raises(SuiteError, match=words):
         parse_suite(declaration, source=tmp_path / "x.json")
+
+
+def test_the_forms_say_how_far_apart_a_best_of_rule_spaces_its_runs(
+    suites: dict[str, Suite],
+) -> None:
+    page_touch = suites["page-touch"]
+    back_to_back = dataclasses.replace(page_touch, best_of={"watch": BestOf(3)})
+    spaced = dataclasses.replace(page_touch, best_of={"watch": BestOf(3, gap_s=15)})
+    assert profile_rule(back_to_back, "watch").startswith("watch: each result the best of 3 runs (")
+    assert profile_rule(spaced, "watch").startswith(
+        "watch: each result the best of 3 runs, 15 s apart ("
+    )
+    assert profile_rule(spaced, "quick") == "", "a profile without a rule runs once"

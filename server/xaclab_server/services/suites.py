@@ -78,9 +78,10 @@ def profile_rule(suite: Suite, profile: str) -> str:
     profile that runs its programs once."""
     best_of = suite.best_of.get(profile)
     if best_of is not None:
+        apart = f", {best_of.gap_s:g} s apart" if best_of.gap_s > 0 else ""
         return (
-            f"{profile}: each result the best of {best_of} runs (the lowest median, or the "
-            "highest where higher is better), in a series of its own; the profile for "
+            f"{profile}: each result the best of {best_of.runs} runs{apart} (the lowest median, "
+            "or the highest where higher is better), in a series of its own; the profile for "
             "schedules the change detector watches."
         )
     repeat = suite.repeat.get(profile)
