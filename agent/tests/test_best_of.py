@@ -17,7 +17,6 @@ from xaclab_contracts.suites import BestOf
 from xaclab_agent.best_of import keep_best, run_best_of
 from xaclab_agent.jobrun import JobHooks
 from xaclab_agent.progress import Progress
-from xaclab_agent.repetition import RunOnce
 from xaclab_agent.runner import RunOutcome
 
 if TYPE_CHECKING:
@@ -161,14 +160,21 @@ def test_a_histogram_result_is_judged_by_its_median() -> None:
 # --- runs spaced by gap_s ---
 
 
-def _canned_runs(medians: list[float]) -> tuple[RunOnce, list[str]]:
-    """A run_once that returns one result per call, its median the next of MEDIANS."""
+def _best_of_canned(
+    rule: BestOf,
+    *,
+    timeout: float | None = None,
+    clock: Callable[[], float] = lambda: 0.0,
+    on_pause: Callable[[float], None] = lambda seconds: None,
+    on_progress: Callable[[Progress], None] = lambda progress: None,
+) -> tuple[RunOutcome, list[str]]:
+    """run_best_of over canned runs (medians 5, 4, 6) and a pause that never sees a stop;
+    the outcome and what happened in order: "run N" and "pause S"."""
+    medians = iter([5.0, 4.0, 6.0])
     calls: list[str] = []
 
-    def run_once(on_progress: Callable[[Progress], None], timeout: float | None) -> RunOutcome:
-        made = sum(call.startswith("run") for call in calls)
-        value = medians[made]
-        calls.append(f"run {made + 1}")
+    def run_once(progress: Callable[[Progress], None], left: float | None) -> RunOutcome:
+        calls.append(f"run {sum(call.startswith('run') for call in calls) + 1}")
         result = {
             "benchmark": "b",
             "sut": "os",
@@ -176,31 +182,31 @@ def _canned_runs(medians: list[float]) -> tuple[RunOnce, list[str]]:
             "unit": "us",
             "better": "lower",
             "params": {},
-            "samples": [value],
+            "samples": [next(medians)],
         }
         return RunOutcome(True, "ok", [result], False)
 
-    return run_once, calls
-
-
-def test_a_gap_pauses_between_runs_and_is_recorded() -> None:
-    run_once, calls = _canned_runs([5.0, 4.0, 6.0])
-    waits: list[float] = []
-    progress: list[str] = []
-
     def wait(seconds: float) -> bool:
-        waits.append(seconds)
         calls.append(f"pause {seconds:g}")
+        on_pause(seconds)
         return False
 
     outcome = run_best_of(
         run_once,
-        BestOf(runs=3, gap_s=20.0),
-        on_progress=lambda p: progress.append(p.message),
-        timeout=None,
+        rule,
+        on_progress=on_progress,
+        timeout=timeout,
         stopping=lambda: False,
-        clock=lambda: 0.0,
+        clock=clock,
         wait=wait,
+    )
+    return outcome, calls
+
+
+def test_a_gap_pauses_between_runs_and_is_recorded() -> None:
+    progress: list[str] = []
+    outcome, calls = _best_of_canned(
+        BestOf(runs=3, gap_s=20.0), on_progress=lambda p: progress.append(p.message)
     )
     assert calls == ["run 1", "pause 20", "run 2", "pause 20", "run 3"], "no pause before the first"
     assert outcome.message == "1 results, each the best of 3 runs 20 s apart"
@@ -210,22 +216,13 @@ def test_a_gap_pauses_between_runs_and_is_recorded() -> None:
 
 
 def test_a_pause_never_runs_past_the_jobs_time_limit() -> None:
-    run_once, calls = _canned_runs([5.0, 4.0, 6.0])
     now = [0.0]
 
-    def wait(seconds: float) -> bool:
+    def advance(seconds: float) -> None:
         now[0] += seconds
-        calls.append(f"pause {seconds:g}")
-        return False
 
-    outcome = run_best_of(
-        run_once,
-        BestOf(runs=3, gap_s=30.0),
-        on_progress=lambda p: None,
-        timeout=12.0,
-        stopping=lambda: False,
-        clock=lambda: now[0],
-        wait=wait,
+    outcome, calls = _best_of_canned(
+        BestOf(runs=3, gap_s=30.0), timeout=12.0, clock=lambda: now[0], on_pause=advance
     )
     assert calls == ["run 1", "pause 12"], "the pause is cut at the deadline, and no run follows"
     (kept,) = outcome.results
