@@ -27,7 +27,7 @@ from typing import Any
 Program = tuple[str, str]
 
 
-def _aligned(data: dict[str, Any]) -> dict[Program, list[dict[str, Any]]]:
+def aligned(data: dict[str, Any]) -> dict[Program, list[dict[str, Any]]]:
     """The series with a point in every round and a positive median, by program."""
     programs: dict[Program, list[dict[str, Any]]] = defaultdict(list)
     for entry in data["series"]:
@@ -47,7 +47,7 @@ def _worse_by(entry: dict[str, Any]) -> list[float]:
 def slow_runs(data: dict[str, Any], limit: float) -> dict[Program, list[bool]]:
     """Per program, per round: was the program's median result worse than ``limit``?"""
     flags = {}
-    for program, entries in _aligned(data).items():
+    for program, entries in aligned(data).items():
         # One row per series, one column per round: the round's median is over a column.
         deviations = [_worse_by(entry) for entry in entries]
         flags[program] = [

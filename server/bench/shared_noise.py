@@ -1,0 +1,122 @@
+"""How much of a series' noise does the machine share with its other series of the same round?
+
+If a host's slow hour slowed every program alike, a series divided by a
+reference measured in the same job (the other series of the round) would be
+quieter than the series itself, and the detector could watch that ratio.
+This measures whether it would, on a recording of ``record_noise.py``:
+
+- each point's **deviation** is log(point / its series' median), counted in
+  the direction that is worse (a higher time, a lower throughput), so that a
+  slow round moves every series the same way;
+- a round's **reference** is the median deviation, in that round, of the
+  reference series (``--reference all``: every other series; ``os``: the
+  other series measured on the operating system alone, not through a library);
+  the series' own deviation is never in its reference;
+- a series' **noise** is the robust standard deviation (1.4826 x the median
+  absolute deviation) of its deviations, before and after the round's
+  reference is taken off.
+
+Only series with a point in every round and a positive median take part
+(``slow_runs.aligned``).  It is an analysis, not what the server does: a
+change that moves many series at once (a libxac commit moves every LIBXAC
+series of a suite) would move the reference too, and the ratio would hide it.
+
+    ../.venv/bin/python bench/shared_noise.py [--data bench/data/quick-noise-watch.json]
+        [--best-of] [--reference all|os]
+"""
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from changepoint_accuracy import best_of_runs  # noqa: E402
+from slow_runs import aligned  # noqa: E402
+
+MAD_TO_SD = 1.4826
+NOISY = 0.05  # the noise level above which issue K's F1 target no longer held
+DATA = Path(__file__).resolve().parent / "data" / "quick-noise-watch.json"
+
+REFERENCES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "all": lambda entry: True,
+    "os": lambda entry: entry["sut"] == "os",
+}
+
+
+@dataclass(frozen=True)
+class SeriesNoise:
+    name: str
+    own: float  # robust sd of the worse-signed log deviations
+    without_shared: float  # the same, with the round's reference taken off
+
+
+def robust_sd(values: list[float]) -> float:
+    middle = statistics.median(values)
+    return MAD_TO_SD * statistics.median(abs(v - middle) for v in values)
+
+
+def worse_deviations(entry: dict[str, Any]) -> list[float]:
+    """log(point / median), positive where the point is worse than the series' median."""
+    middle = statistics.median(entry["medians"])
+    sign = 1.0 if entry["better"] == "lower" else -1.0
+    return [sign * math.log(float(v) / middle) for v in entry["medians"]]
+
+
+def shared_noise(
+    data: dict[str, Any], in_reference: Callable[[dict[str, Any]], bool]
+) -> list[SeriesNoise]:
+    """Every aligned series' noise, on its own and with its rounds' reference taken off."""
+    entries = [e for group in aligned(data).values() for e in group]
+    deviations = [worse_deviations(e) for e in entries]
+    chosen = [i for i, e in enumerate(entries) if in_reference(e)]
+    found = []
+    for i, entry in enumerate(entries):
+        others = [deviations[j] for j in chosen if j != i]
+        if not others:
+            continue
+        reference = [statistics.median(column) for column in zip(*others, strict=True)]
+        residual = [d - r for d, r in zip(deviations[i], reference, strict=True)]
+        name = f"{entry['suite']}/{entry['benchmark']}/{entry['sut']}/{entry['metric']}"
+        found.append(SeriesNoise(name, robust_sd(deviations[i]), robust_sd(residual)))
+    return found
+
+
+def summary(found: list[SeriesNoise]) -> str:
+    own = [s.own for s in found]
+    without = [s.without_shared for s in found]
+    quieter = sum(s.without_shared < s.own for s in found)
+    return (
+        f"{len(found)} series: median noise {statistics.median(own):.1%} -> "
+        f"{statistics.median(without):.1%} with the round's reference taken off; "
+        f"at {NOISY:.0%} or more: {sum(n >= NOISY for n in own)} -> "
+        f"{sum(n >= NOISY for n in without)}; quieter: {quieter}, louder: {len(found) - quieter}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--best-of", action="store_true", help="each point the best of its runs")
+    parser.add_argument("--reference", choices=sorted(REFERENCES), default="all")
+    args = parser.parse_args()
+    data = json.loads(args.data.read_text())
+    if args.best_of:
+        try:
+            data = best_of_runs(data)
+        except ValueError as refused:
+            parser.error(str(refused))
+    found = shared_noise(data, REFERENCES[args.reference])
+    print(f"reference: {args.reference}; {summary(found)}")
+    print("the noisiest series, own noise -> without the reference:")
+    for s in sorted(found, key=lambda s: -s.own)[:15]:
+        print(f"  {s.own:6.1%} -> {s.without_shared:6.1%}  {s.name}")
+
+
+if __name__ == "__main__":
+    main()
