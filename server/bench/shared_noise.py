@@ -22,7 +22,10 @@ change that moves many series at once (a libxac commit moves every LIBXAC
 series of a suite) would move the reference too, and the ratio would hide it.
 
     ../.venv/bin/python bench/shared_noise.py [--data bench/data/quick-noise-watch.json]
-        [--best-of] [--reference all|os]
+        [--best-of] [--reference all|os] [--write OUT]
+
+``--write OUT`` keeps the series divided by their rounds' reference, for
+``changepoint_accuracy.py --data OUT`` (each point is then one value a round).
 """
 
 import argparse
@@ -87,6 +90,31 @@ def shared_noise(
     return found
 
 
+def divided_by_reference(
+    data: dict[str, Any], in_reference: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    """The aligned series, each point divided by its round's reference (the worse-signed
+    deviation taken off): a recording of one point a round that ``changepoint_accuracy.py
+    --data`` reads, to tell what detection would gain if the server judged each series
+    against the other series of its round."""
+    entries = [e for group in aligned(data).values() for e in group]
+    deviations = [worse_deviations(e) for e in entries]
+    chosen = [i for i, e in enumerate(entries) if in_reference(e)]
+    series = []
+    for i, entry in enumerate(entries):
+        others = [deviations[j] for j in chosen if j != i]
+        if not others:
+            continue
+        reference = [statistics.median(column) for column in zip(*others, strict=True)]
+        sign = 1.0 if entry["better"] == "lower" else -1.0
+        points = [
+            float(v) / math.exp(sign * r) for v, r in zip(entry["medians"], reference, strict=True)
+        ]
+        kept = {k: v for k, v in entry.items() if k != "pass_medians"}
+        series.append({**kept, "medians": points})
+    return {**data, "series": series}
+
+
 def summary(found: list[SeriesNoise]) -> str:
     own = [s.own for s in found]
     without = [s.without_shared for s in found]
@@ -104,6 +132,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--best-of", action="store_true", help="each point the best of its runs")
     parser.add_argument("--reference", choices=sorted(REFERENCES), default="all")
+    parser.add_argument(
+        "--write",
+        type=Path,
+        metavar="OUT",
+        help="also write the series divided by their rounds' reference (for "
+        "changepoint_accuracy.py --data OUT)",
+    )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     if args.best_of:
@@ -112,6 +147,8 @@ def main() -> None:
         except ValueError as refused:
             parser.error(str(refused))
     found = shared_noise(data, REFERENCES[args.reference])
+    if args.write is not None:
+        args.write.write_text(json.dumps(divided_by_reference(data, REFERENCES[args.reference])))
     print(f"reference: {args.reference}; {summary(found)}")
     print("the noisiest series, own noise -> without the reference:")
     for s in sorted(found, key=lambda s: -s.own)[:15]:

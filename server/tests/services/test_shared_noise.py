@@ -106,3 +106,28 @@ def test_deviations_count_the_worse_direction(shared: ModuleType) -> None:
     lower_throughput = series("q", "higher", [10.0, 10.0, 8.0])
     assert shared.worse_deviations(slower)[2] == pytest.approx(math.log(1.2))
     assert shared.worse_deviations(lower_throughput)[2] == pytest.approx(-math.log(0.8))
+
+
+def test_divided_by_the_reference_a_shared_slow_host_leaves_the_series_flat(
+    shared: ModuleType,
+) -> None:
+    """What changepoint_accuracy.py reads with --data: every point divided by its round's
+    reference.  The host's rounds go; a series' own step, which the reference does not
+    share, stays."""
+    step = [1.0 if i < ROUNDS // 2 else 1.3 for i in range(ROUNDS)]
+    stepped = [v * s for v, s in zip(with_host([100.0] * ROUNDS, "lower"), step, strict=True)]
+    data = recording(
+        series("a", "lower", stepped),
+        series("b", "higher", with_host([5000.0] * ROUNDS, "higher")),
+        series("c", "lower", with_host([7.0] * ROUNDS, "lower")),
+        series("d", "lower", with_host([0.3] * ROUNDS, "lower")),
+    )
+    divided = {
+        e["benchmark"]: e["medians"]
+        for e in shared.divided_by_reference(data, shared.REFERENCES["all"])["series"]
+    }
+    # b's reference is the median of a, c and d: the host's (a's step is one of three).
+    # Flat, at a level the host's median sets: deviations are taken from each series' median.
+    assert divided["b"] == pytest.approx([divided["b"][0]] * ROUNDS)
+    # a's reference is the median of b, c and d, the host alone: a keeps its step only.
+    assert [v / divided["a"][0] for v in divided["a"]] == pytest.approx(step)
