@@ -116,24 +116,25 @@ def test_on_one_recording_the_best_of_three_runs_finds_more_than_single_runs(
     assert best["false_per_100"] < 5 and single["false_per_100"] < 5
 
 
-def test_through_the_watch_profile_its_best_of_three_beats_one_run_and_the_median(
-    bench: ModuleType,
-) -> None:
-    """The recording through the watch profile itself (bench/data/quick-noise-watch.json,
-    runs back to back): the best of a job's three runs finds more steps than its first run
-    and than the median of the three, and raises no more false alerts than either."""
-    data = json.loads((bench.DATA.parent / "quick-noise-watch.json").read_text())
+def _watch_scores(bench: ModuleType, recording: str) -> tuple[dict[str, Any], ...]:
+    """A watch recording scored as one run, the median of three and the best of three."""
+    data = json.loads((bench.DATA.parent / recording).read_text())
     options = bench.shipped_options()
 
     def scored(points: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = bench.evaluate(bench.build_corpus(points, 50, 4, 2026), options, 2)
         return result
 
-    single, middle, best = (
-        scored(data),
-        scored(bench.median_of_runs(data)),
-        scored(bench.best_of_runs(data)),
-    )
+    return scored(data), scored(bench.median_of_runs(data)), scored(bench.best_of_runs(data))
+
+
+def test_through_the_watch_profile_its_best_of_three_beats_one_run_and_the_median(
+    bench: ModuleType,
+) -> None:
+    """The recording through the watch profile itself (bench/data/quick-noise-watch.json,
+    runs back to back): the best of a job's three runs finds more steps than its first run
+    and than the median of the three, and raises no more false alerts than either."""
+    single, middle, best = _watch_scores(bench, "quick-noise-watch.json")
     assert best["large"][2] > middle["large"][2] > single["large"][2]
     assert best["false_per_100"] <= min(middle["false_per_100"], single["false_per_100"])
 
@@ -142,17 +143,6 @@ def test_a_second_watch_recording_ranks_the_best_of_three_first_too(bench: Modul
     """bench/data/quick-noise-watch-2.json, the same profile recorded three hours later, in an
     hour whose host drifted: again the best of three finds more steps than the median of the
     three, which finds more than one run, and raises fewer false alerts than one run."""
-    data = json.loads((bench.DATA.parent / "quick-noise-watch-2.json").read_text())
-    options = bench.shipped_options()
-
-    def scored(points: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = bench.evaluate(bench.build_corpus(points, 50, 4, 2026), options, 2)
-        return result
-
-    single, middle, best = (
-        scored(data),
-        scored(bench.median_of_runs(data)),
-        scored(bench.best_of_runs(data)),
-    )
+    single, middle, best = _watch_scores(bench, "quick-noise-watch-2.json")
     assert best["large"][2] > middle["large"][2] > single["large"][2]
     assert best["false_per_100"] < single["false_per_100"]
