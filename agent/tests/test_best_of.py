@@ -130,6 +130,20 @@ def test_a_profile_without_the_rule_runs_once(suite: ScriptedSuite) -> None:
     assert "best_of" not in result["params"] and "best_of" not in result["env"]
 
 
+def _result(**measure: Any) -> dict[str, Any]:
+    """One result line of a made-up program, measured as ``measure`` (samples or a
+    histogram): lower is better."""
+    return {
+        "benchmark": "b",
+        "sut": "os",
+        "metric": "m",
+        "unit": "us",
+        "better": "lower",
+        "params": {},
+        **measure,
+    }
+
+
 def test_a_histogram_result_is_judged_by_its_median() -> None:
     def run(low: float) -> list[dict[str, Any]]:
         histogram = {
@@ -141,17 +155,7 @@ def test_a_histogram_result_is_judged_by_its_median() -> None:
             "sum_squares": low * low,
             "buckets": [[0, 1]],
         }
-        return [
-            {
-                "benchmark": "b",
-                "sut": "os",
-                "metric": "m",
-                "unit": "us",
-                "better": "lower",
-                "params": {},
-                "histogram": histogram,
-            }
-        ]
+        return [_result(histogram=histogram)]
 
     (kept,) = keep_best([run(3.0), run(2.0)])
     assert kept["histogram"]["min"] == 2.0 and kept["env"]["best_of"]["kept_run"] == 2
@@ -175,16 +179,7 @@ def _best_of_canned(
 
     def run_once(progress: Callable[[Progress], None], left: float | None) -> RunOutcome:
         calls.append(f"run {sum(call.startswith('run') for call in calls) + 1}")
-        result = {
-            "benchmark": "b",
-            "sut": "os",
-            "metric": "m",
-            "unit": "us",
-            "better": "lower",
-            "params": {},
-            "samples": [next(medians)],
-        }
-        return RunOutcome(True, "ok", [result], False)
+        return RunOutcome(True, "ok", [_result(samples=[next(medians)])], False)
 
     def wait(seconds: float) -> bool:
         calls.append(f"pause {seconds:g}")

@@ -33,16 +33,15 @@ import json
 import math
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from changepoint_accuracy import best_of_runs  # noqa: E402
+from changepoint_accuracy import MAD_TO_SD, best_of_runs  # noqa: E402
 from slow_runs import aligned  # noqa: E402
 
-MAD_TO_SD = 1.4826
 NOISY = 0.05  # the noise level above which issue K's F1 target no longer held
 DATA = Path(__file__).resolve().parent / "data" / "quick-noise-watch.json"
 
@@ -64,29 +63,45 @@ def robust_sd(values: list[float]) -> float:
     return MAD_TO_SD * statistics.median(abs(v - middle) for v in values)
 
 
+def _worse_sign(entry: dict[str, Any]) -> float:
+    """+1 where a higher point is worse (a time), -1 where a lower one is (a throughput)."""
+    return 1.0 if entry["better"] == "lower" else -1.0
+
+
 def worse_deviations(entry: dict[str, Any]) -> list[float]:
     """log(point / median), positive where the point is worse than the series' median."""
     middle = statistics.median(entry["medians"])
-    sign = 1.0 if entry["better"] == "lower" else -1.0
-    return [sign * math.log(float(v) / middle) for v in entry["medians"]]
+    return [_worse_sign(entry) * math.log(float(v) / middle) for v in entry["medians"]]
+
+
+Referenced = tuple[dict[str, Any], list[float], list[float]]
+
+
+def _with_references(
+    data: dict[str, Any], in_reference: Callable[[dict[str, Any]], bool]
+) -> Iterator[Referenced]:
+    """Each aligned series, its deviations and its rounds' reference: per round, the median
+    deviation of the reference series other than itself.  A series with no other reference
+    series is left out."""
+    entries = [e for group in aligned(data).values() for e in group]
+    deviations = [worse_deviations(e) for e in entries]
+    chosen = [i for i, e in enumerate(entries) if in_reference(e)]
+    for i, entry in enumerate(entries):
+        others = [deviations[j] for j in chosen if j != i]
+        if others:
+            reference = [statistics.median(column) for column in zip(*others, strict=True)]
+            yield entry, deviations[i], reference
 
 
 def shared_noise(
     data: dict[str, Any], in_reference: Callable[[dict[str, Any]], bool]
 ) -> list[SeriesNoise]:
     """Every aligned series' noise, on its own and with its rounds' reference taken off."""
-    entries = [e for group in aligned(data).values() for e in group]
-    deviations = [worse_deviations(e) for e in entries]
-    chosen = [i for i, e in enumerate(entries) if in_reference(e)]
     found = []
-    for i, entry in enumerate(entries):
-        others = [deviations[j] for j in chosen if j != i]
-        if not others:
-            continue
-        reference = [statistics.median(column) for column in zip(*others, strict=True)]
-        residual = [d - r for d, r in zip(deviations[i], reference, strict=True)]
+    for entry, deviations, reference in _with_references(data, in_reference):
+        residual = [d - r for d, r in zip(deviations, reference, strict=True)]
         name = f"{entry['suite']}/{entry['benchmark']}/{entry['sut']}/{entry['metric']}"
-        found.append(SeriesNoise(name, robust_sd(deviations[i]), robust_sd(residual)))
+        found.append(SeriesNoise(name, robust_sd(deviations), robust_sd(residual)))
     return found
 
 
@@ -97,16 +112,9 @@ def divided_by_reference(
     deviation taken off): a recording of one point a round that ``changepoint_accuracy.py
     --data`` reads, to tell what detection would gain if the server judged each series
     against the other series of its round."""
-    entries = [e for group in aligned(data).values() for e in group]
-    deviations = [worse_deviations(e) for e in entries]
-    chosen = [i for i, e in enumerate(entries) if in_reference(e)]
     series = []
-    for i, entry in enumerate(entries):
-        others = [deviations[j] for j in chosen if j != i]
-        if not others:
-            continue
-        reference = [statistics.median(column) for column in zip(*others, strict=True)]
-        sign = 1.0 if entry["better"] == "lower" else -1.0
+    for entry, _deviations, reference in _with_references(data, in_reference):
+        sign = _worse_sign(entry)
         points = [
             float(v) / math.exp(sign * r) for v, r in zip(entry["medians"], reference, strict=True)
         ]
