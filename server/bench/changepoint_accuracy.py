@@ -77,6 +77,13 @@ from slow_runs import describe, slow_runs, without_slow_runs  # noqa: E402
 
 from xaclab_server.core.config import Settings  # noqa: E402
 from xaclab_server.services import edivisive  # noqa: E402
+from xaclab_server.services.detection import Views, detect_views  # noqa: E402
+from xaclab_server.services.reference_view import (  # noqa: E402
+    Sibling,
+    configuration,
+    has_view,
+    relative_view,
+)
 from xaclab_server.services.sensitivity import relative_noise, smallest_step  # noqa: E402
 
 STEPS = (0.02, 0.03, 0.04, 0.05, 0.075, 0.10, 0.15, 0.20)
@@ -98,6 +105,12 @@ class Case:
     name: str
     noise: float  # the recorded series' robust noise, relative to its median
     page_noise: float  # the noise the series page judges it by (services/sensitivity.py)
+    # The same window against its rounds' other configurations (services/reference_view.py),
+    # the same step injected; None where the series has no such view.
+    relative: list[float] | None = None
+    # A step that moved every configuration of the series' program alike (a kernel update):
+    # it cancels in the view, which stays as recorded; only the series itself can show it.
+    wide: bool = False
 
 
 def robust_noise(medians: list[float]) -> float:
@@ -106,25 +119,86 @@ def robust_noise(medians: list[float]) -> float:
     return float(MAD_TO_SD * np.median(np.abs(values - middle)) / abs(middle))
 
 
-def build_corpus(data: dict[str, Any], points: int, draws: int, seed: int) -> list[Case]:
+def build_corpus(
+    data: dict[str, Any], points: int, draws: int, seed: int, views: bool = True
+) -> list[Case]:
     rng = np.random.default_rng(seed)
+    relative = relative_views(data) if views else {}
     cases = []
     for number, entry in enumerate(usable(data)):
         # The number tells apart series that differ only in their parameters.
         name = f"{number}:{entry['suite']}/{entry['benchmark']}/{entry['sut']}/{entry['metric']}"
         noise = robust_noise(entry["medians"])
-        page_noise = relative_noise(entry["medians"], []) or 0.0
+        view = relative.get(id(entry))
+        # The quieter view's noise, as the server keeps it (services/detection.py).
+        judged = [entry["medians"]] + ([] if view is None else [view])
+        page_noise = min(relative_noise(values, []) or 0.0 for values in judged)
         for _ in range(draws):
-            window = [float(v) for v in rng.permutation(entry["medians"])[:points]]
-            cases.append(Case(window, None, 0.0, name, noise, page_noise))
-            median = float(np.median(window))
+            # The same draws as a permutation of the medians themselves: one shuffle.
+            order = rng.permutation(len(entry["medians"]))[:points]
+            window = [float(entry["medians"][i]) for i in order]
+            seen = None if view is None else [view[i] for i in order]
+            cases.append(Case(window, None, 0.0, name, noise, page_noise, seen))
             for size in STEPS:
                 at = int(rng.integers(10, points - 9))
                 sign = float(rng.choice([-1.0, 1.0]))
-                shift = sign * size * median
-                stepped = [v + (shift if i >= at else 0.0) for i, v in enumerate(window)]
-                cases.append(Case(stepped, at, size, name, noise, page_noise))
+                cases.append(
+                    Case(
+                        _stepped(window, at, sign * size),
+                        at,
+                        size,
+                        name,
+                        noise,
+                        page_noise,
+                        None if seen is None else _stepped(seen, at, sign * size),
+                    )
+                )
+                if seen is not None:
+                    stepped = _stepped(window, at, sign * size)
+                    cases.append(Case(stepped, at, size, name, noise, page_noise, seen, True))
     return cases
+
+
+def _stepped(window: list[float], at: int, relative_shift: float) -> list[float]:
+    """``window`` with every point from ``at`` on moved by ``relative_shift`` x its median."""
+    shift = relative_shift * float(np.median(window))
+    return [v + (shift if i >= at else 0.0) for i, v in enumerate(window)]
+
+
+def relative_views(data: dict[str, Any]) -> dict[int, list[float]]:
+    """Each series' view against its rounds' other configurations, as the server takes it
+    (services/reference_view.py), by ``id()`` of its entry: a round is a run.  Only the timing
+    series with a point in every round take part (a round's points must be one run's)."""
+    rounds = list(range(data["rounds"]))
+    timing = [
+        e for e in usable(data) if len(e["medians"]) == data["rounds"] and has_view(e["unit"])
+    ]
+    siblings = [
+        Sibling(
+            benchmark=e["benchmark"],
+            configuration=configuration(e["sut"], e["params"]),
+            better=e["better"],
+            points=dict(enumerate(float(v) for v in e["medians"])),
+        )
+        for e in timing
+    ]
+    views = {}
+    for entry in timing:
+        view = relative_view(
+            benchmark=entry["benchmark"],
+            configuration=configuration(entry["sut"], entry["params"]),
+            better=entry["better"],
+            runs=rounds,
+            values=[float(v) for v in entry["medians"]],
+            siblings=[
+                sibling
+                for other, sibling in zip(timing, siblings, strict=True)
+                if other is not entry and other["suite"] == entry["suite"]
+            ],
+        )
+        if view is not None:
+            views[id(entry)] = view
+    return views
 
 
 def best_of_runs(data: dict[str, Any]) -> dict[str, Any]:
@@ -157,13 +231,19 @@ def usable(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in data["series"] if float(np.median(e["medians"])) > 0]
 
 
-def recorded_order(data: dict[str, Any], points: int) -> list[list[float]]:
+Window = tuple[list[float], list[float] | None]  # the series and its view, where it has one
+
+
+def recorded_order(data: dict[str, Any], points: int, views: bool = True) -> list[Window]:
     """Windows of ``points`` runs in the order they ran, every 10 runs."""
-    windows = []
+    relative = relative_views(data) if views else {}
+    windows: list[Window] = []
     for entry in usable(data):
         medians = entry["medians"]
+        view = relative.get(id(entry))
         for start in range(0, len(medians) - points + 1, 10):
-            windows.append(medians[start : start + points])
+            end = start + points
+            windows.append((medians[start:end], None if view is None else view[start:end]))
     return windows
 
 
@@ -213,7 +293,8 @@ def noise_level(noise: float) -> float:
     return next(edge for edge in NOISE_EDGES if noise < edge)
 
 
-def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> dict[str, Any]:
+def evaluate(cases: list[Case], views: Views, tolerance: int) -> dict[str, Any]:
+    options = views.options
     by_size = {size: Tally() for size in STEPS}
     large = Tally()
     visible = Tally()
@@ -223,8 +304,13 @@ def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> d
     }
     predicted = Predicted(Tally(), Tally())
     flat_series = flat_alerts = flat_with_alert = 0
+    wide = Tally()
     for case in cases:
-        found = [s.index for s in edivisive.detect(case.values, options)]
+        found = [f.split.index for f in detect_views(case.values, case.relative, views)]
+        if case.wide:
+            if case.size >= 0.05:
+                wide.add(found, case.step_at or 0, tolerance)
+            continue
         level = levels[noise_level(case.noise)]
         level.series.add(case.name)
         if case.step_at is None:
@@ -247,6 +333,8 @@ def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> d
     return {
         "by_size": {size: tally.scores() for size, tally in by_size.items()},
         "large": large.scores(),
+        "wide": wide.scores(),
+        "wide_steps": wide.hits + wide.misses,
         "visible": visible.scores(),
         "levels": list(levels.values()),
         "predicted": predicted,
@@ -255,8 +343,13 @@ def evaluate(cases: list[Case], options: edivisive.Options, tolerance: int) -> d
         "false_per_100": 100 * flat_alerts / flat_series if flat_series else 0.0,
         "flat_with_alert_per_100": 100 * flat_with_alert / flat_series if flat_series else 0.0,
         "flat_series": flat_series,
-        "step_series": len(cases) - flat_series,
+        "step_series": len(cases) - flat_series - sum(c.wide for c in cases),
     }
+
+
+def shipped_views(enabled: bool = True) -> Views:
+    raw: float = Settings.model_fields["change_raw_max_pvalue"].default
+    return Views(options=shipped_options(), raw_max_pvalue=raw, enabled=enabled)
 
 
 def shipped_options() -> edivisive.Options:
@@ -271,6 +364,24 @@ def shipped_options() -> edivisive.Options:
         min_points=int(default("change_min_points")),
         window=int(default("change_window")),
         test=Settings.model_fields["change_test"].default,
+    )
+
+
+def views_line(data: dict[str, Any], views: Views) -> str:
+    """How many series have the view against their rounds' other configurations, and its
+    noise beside theirs."""
+    relative = relative_views(data)
+    entries = [e for e in usable(data) if id(e) in relative]
+    own = [robust_noise(e["medians"]) for e in entries]
+    seen = [robust_noise(relative[id(e)]) for e in entries]
+    if not entries:
+        return "no series has a view against its rounds' other configurations"
+    return (
+        f"two views (services/reference_view.py): {len(entries)} of {len(usable(data))} series "
+        f"also judged against their rounds' other configurations at p < "
+        f"{views.options.max_pvalue}, the series itself then at p < {views.raw_max_pvalue}; "
+        f"those series' noise: median {np.median(own):.1%} alone, {np.median(seen):.1%} in "
+        "the view"
     )
 
 
@@ -348,8 +459,8 @@ def report_predicted(predicted: Predicted) -> None:
     )
 
 
-def false_per_100(windows: list[list[float]], options: edivisive.Options) -> float:
-    found = sum(len(edivisive.detect(w, options)) for w in windows)
+def false_per_100(windows: list[Window], views: Views) -> float:
+    found = sum(len(detect_views(series, view, views)) for series, view in windows)
     return 100 * found / len(windows) if windows else 0.0
 
 
@@ -375,6 +486,12 @@ def main() -> None:
         help="leave out each program's runs whose results were together more than LIMIT "
         "(0.08: 8 %%) worse than their series' medians (slow_runs.py): a bound, not the server",
     )
+    parser.add_argument(
+        "--series-alone",
+        action="store_true",
+        help="judge each series alone, as the server with change_views off: no view against "
+        "its rounds' other configurations",
+    )
     args = parser.parse_args()
     if args.drop_slow_runs is not None and not 0 < args.drop_slow_runs < 1:
         parser.error("--drop-slow-runs takes a fraction between 0 and 1, such as 0.08")
@@ -397,9 +514,11 @@ def main() -> None:
             f"dropped: each program's slow runs (limit {args.drop_slow_runs:.0%}); "
             f"{len(short)} series left with fewer than {args.points} points are left out"
         )
-    cases = build_corpus(data, args.points, args.draws, args.seed)
-    shipped = shipped_options()
-    result = evaluate(cases, shipped, args.tolerance)
+    with_views = not args.series_alone
+    cases = build_corpus(data, args.points, args.draws, args.seed, views=with_views)
+    views = shipped_views(enabled=with_views)
+    shipped = views.options
+    result = evaluate(cases, views, args.tolerance)
     noises = sorted(robust_noise(e["medians"]) for e in usable(data))
     print(
         f"corpus: {len(usable(data))} of {len(data['series'])} recorded series (positive "
@@ -416,6 +535,7 @@ def main() -> None:
         f">= {shipped.noise_factor:g} x noise, >= {shipped.min_points} points a side, "
         f"window {shipped.window}"
     )
+    print(views_line(data, views) if with_views else "each series judged alone")
     print("step   precision recall  F1")
     for size, (precision, recall, f1) in result["by_size"].items():
         print(f"{size * 100:5.1f}% {precision:9.3f} {recall:6.3f} {f1:6.3f}")
@@ -431,10 +551,17 @@ def main() -> None:
         f"per 100 flat series: {result['false_per_100']:.2f} (< {TARGET_FALSE_PER_100:g}: "
         f"{'met' if result['false_per_100'] < TARGET_FALSE_PER_100 else 'not met'})"
     )
+    if result["wide_steps"]:
+        precision, recall, f1 = result["wide"]
+        print(
+            f"steps >= 5% that moved every configuration of a program alike (they cancel in "
+            f"the view; {result['wide_steps']} of them, outside the targets' corpus): "
+            f"precision {precision:.3f}, recall {recall:.3f}, F1 {f1:.3f}"
+        )
     report_predicted(result["predicted"])
-    ordered = recorded_order(data, args.points)
+    ordered = recorded_order(data, args.points, views=with_views)
     print(
-        f"in the order recorded: {false_per_100(ordered, shipped):.2f} alerts per 100 windows "
+        f"in the order recorded: {false_per_100(ordered, views):.2f} alerts per 100 windows "
         f"of {args.points} runs ({len(ordered)} windows; real shifts of the machine count here)"
     )
     if not args.no_grid:
@@ -449,8 +576,10 @@ def main() -> None:
                         window=shipped.window,
                         test=test,
                     )
+                    # The series itself beside its view at a tenth of the p, as shipped.
+                    grid = Views(options, raw_max_pvalue=p / 10, enabled=with_views)
                     label = f"{test} test, p {p}, noise x{noise:g}, points {points}"
-                    report(label, evaluate(cases, options, args.tolerance))
+                    report(label, evaluate(cases, grid, args.tolerance))
 
 
 if __name__ == "__main__":

@@ -9,12 +9,13 @@ import html
 import re
 from typing import Any
 
+import numpy as np
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.conftest import add_user
-from tests.reproduction_helpers import register_machine
-from tests.watch_helpers import alerts_of, probe_values, upload_runs
+from tests.reproduction_helpers import register_machine, store_results
+from tests.watch_helpers import alerts_of, probe_values, run_of, upload_runs
 
 
 def test_the_probe_one_alert_for_machine_a_at_run_13_none_for_b(
@@ -160,3 +161,62 @@ def test_the_history_of_a_result_shows_the_change_point_the_detector_found(
     shown = client.get(f"/history?{query}").text
     assert "No change point has been found" not in shown
     assert "+15.0%" in shown and f"#{runs[11]} → #{runs[12]}" in shown
+
+
+CONFIGURATIONS: list[dict[str, Any]] = [
+    {"access": access, "advisory": advisory}
+    for access in ("write", "read")
+    for advisory in (False, True)
+]
+
+
+def test_one_configurations_step_is_found_against_the_same_runs_other_configurations(
+    client: TestClient, app: FastAPI
+) -> None:
+    """Four configurations of page_touch a run, on a host whose speed wanders by 10 % from
+    run to run; from run 16 on the first is 6 % slower.  The series alone hides that in the
+    host's noise; against the same runs' other three configurations it is the only change."""
+    machine, agent = register_machine(client, "views")
+    host = np.random.default_rng(7).lognormal(0.0, 0.10, 30)
+    run_ids = []
+    for index, speed in enumerate(host):
+        records = [
+            run_of(10.0 * (k + 1) * speed * (1.06 if k == 0 and index >= 15 else 1.0), **params)
+            for k, params in enumerate(CONFIGURATIONS)
+        ]
+        run_ids.append(store_results(client, machine, agent, "page-touch", records))
+        app.state.watcher.run_pass()
+    (alert,) = alerts_of(client, machine)
+    assert alert["change"]["view"] == "relative"
+    assert "other configurations" in alert["change"]["view_words"]
+    assert abs(alert["change"]["percent"] - 6.0) < 0.5
+    assert (alert["series"]["params"]["access"], alert["series"]["params"]["advisory"]) == (
+        "write",
+        False,
+    )
+    assert (alert["before"]["run_id"], alert["after"]["run_id"]) == (run_ids[14], run_ids[15])
+    page = client.get(f"/alerts/{alert['id']}")
+    assert page.status_code == 200
+    assert "the same runs&#39; other configurations" in page.text
+    listing = client.get("/alerts")
+    assert 'data-testid="found-in-view"' in listing.text
+
+
+def test_a_step_of_every_configuration_is_found_in_each_series_itself(
+    client: TestClient, app: FastAPI
+) -> None:
+    """A kernel update slows all four configurations alike by 15 %: it cancels in their view
+    against each other, and each series itself shows it."""
+    machine, agent = register_machine(client, "kernel")
+    for index in range(24):
+        slower = 1.15 if index >= 12 else 1.0
+        records = [
+            run_of(10.0 * (k + 1) * slower, **params) for k, params in enumerate(CONFIGURATIONS)
+        ]
+        store_results(client, machine, agent, "page-touch", records)
+        app.state.watcher.run_pass()
+    found = alerts_of(client, machine)
+    assert len(found) == 4
+    assert {a["change"]["view"] for a in found} == {"series"}
+    assert all(abs(a["change"]["percent"] - 15.0) < 1e-6 for a in found)
+    assert 'data-testid="found-in-view"' not in client.get("/alerts").text

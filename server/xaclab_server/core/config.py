@@ -126,6 +126,11 @@ class Settings(BaseSettings):
     change_min_points: int = Field(default=3, ge=1, le=1000)
     change_window: int = Field(default=50, ge=4, le=1000)
     change_history: int = Field(default=500, ge=10, le=100000)
+    # A timing series is also judged against its runs' other configurations
+    # (services/reference_view.py); the series itself is then judged at this
+    # stricter p, so that the two views together raise no more false alerts.
+    change_views: bool = True
+    change_raw_max_pvalue: float = Field(default=0.0001, gt=0, lt=1)
     # Webhook deliveries: per-post timeout, the first retry's delay (tripled each
     # time) and the attempts before a message is given up.
     webhook_timeout_seconds: float = Field(default=5, gt=0, le=120)

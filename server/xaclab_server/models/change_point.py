@@ -47,6 +47,9 @@ class ChangePoint(Base):
     p_value: Mapped[float]
     noise: Mapped[float]
     direction: Mapped[str] = mapped_column(Text)
+    # Where it was found: "series" (the series itself) or "relative" (against its runs'
+    # other configurations, services/reference_view.py); its numbers are that view's.
+    view: Mapped[str] = mapped_column(Text, default="series", server_default="series")
     detected_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     withdrawn_at: Mapped[datetime | None]

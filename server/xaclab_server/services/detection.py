@@ -13,6 +13,14 @@ out), then the stored change points are brought in line with what it found:
 - a stored one that was not found again is withdrawn (``withdrawn_at``), and
   comes back if a later pass finds it at the same run again.
 
+A timing series has two views (:mod:`.reference_view`): the series itself,
+judged at ``change_raw_max_pvalue``, and the series against its runs' other
+configurations, judged at ``change_max_pvalue``; a series without the second
+view is judged at ``change_max_pvalue``.  A change the second view finds within
+:data:`MOVE_TOLERANCE` points of one the first found is that one; each change
+point keeps the view it was found in (``view``), and its numbers are that
+view's.
+
 Each change point's size is (mean after - mean before) / |mean before| over
 the points between its neighbouring change points, with a 95 % percentile
 bootstrap interval (:func:`.significance.bootstrap_ratio`, fixed seed; none
@@ -20,7 +28,7 @@ where the mean before may be zero); its direction is the shift's.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import select
@@ -30,6 +38,7 @@ from xaclab_server.core.config import Settings
 from xaclab_server.models import ChangePoint, Series
 from xaclab_server.services import edivisive
 from xaclab_server.services.edivisive import Split
+from xaclab_server.services.reference_view import SiblingCache, view_of_series
 from xaclab_server.services.sensitivity import judged_noise
 from xaclab_server.services.series import Point, series_points
 from xaclab_server.services.significance import bootstrap_ratio
@@ -50,6 +59,45 @@ def detector_options(settings: Settings) -> edivisive.Options:
 
 
 @dataclass(frozen=True, slots=True)
+class Views:
+    """How a series is judged: ``options`` for the view against the other configurations
+    (and for a series without it), ``raw_max_pvalue`` for the series itself beside it;
+    ``enabled`` False judges the series alone."""
+
+    options: edivisive.Options
+    raw_max_pvalue: float
+    enabled: bool = True
+
+
+def detector_views(settings: Settings) -> Views:
+    return Views(
+        options=detector_options(settings),
+        raw_max_pvalue=settings.change_raw_max_pvalue,
+        enabled=settings.change_views,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    split: Split
+    view: str  # "series": the series itself; "relative": against its runs' other configurations
+    values: list[float]  # the view's points, which the split's numbers are of
+
+
+def detect_views(readings: list[float], relative: list[float] | None, views: Views) -> list[Found]:
+    """The changes found in the series (``readings``) and in its view against its runs' other
+    configurations (``relative``, None where it has none), in order of their index."""
+    if relative is None or not views.enabled:
+        return [Found(s, "series", readings) for s in edivisive.detect(readings, views.options)]
+    strict = replace(views.options, max_pvalue=views.raw_max_pvalue)
+    found = [Found(s, "series", readings) for s in edivisive.detect(readings, strict)]
+    for split in edivisive.detect(relative, views.options):
+        if all(abs(split.index - f.split.index) > MOVE_TOLERANCE for f in found):
+            found.append(Found(split, "relative", relative))
+    return sorted(found, key=lambda f: f.split.index)
+
+
+@dataclass(frozen=True, slots=True)
 class Detection:
     new: list[ChangePoint]
     kept: list[ChangePoint]
@@ -60,24 +108,38 @@ def detect_series(
     *,
     session: Session,
     series: Series,
-    options: edivisive.Options,
+    views: Views,
     history: int,
     now: datetime,
+    siblings: SiblingCache | None = None,
 ) -> Detection:
-    """Detect on ``series`` and update its change points; flushes, does not commit."""
+    """Detect on ``series`` and update its change points; flushes, does not commit.
+    ``siblings`` keeps what the view read for the next series of the same runs."""
     points = series_points(session=session, series_id=series.id, limit=history)
     readings = [p.value for p in points]
-    splits = edivisive.detect(readings, options)
-    # What the series can show, kept for the alerts page (services/watch_coverage.py).
-    series.noise = judged_noise(readings, [s.index for s in splits])
+    relative = (
+        view_of_series(session=session, series=series, points=points, cache=siblings)
+        if views.enabled
+        else None
+    )
+    found_changes = detect_views(readings, relative, views)
+    # What the series can show, kept for the alerts page (services/watch_coverage.py): the
+    # quieter view's noise, as that view finds the smaller steps.
+    judged = [judged_noise(readings, [f.split.index for f in found_changes])]
+    if relative is not None:
+        judged.append(judged_noise(relative, [f.split.index for f in found_changes]))
+    known = [n for n in judged if n is not None]
+    series.noise = min(known) if known else None
     series.noise_points = len(points)
     stored = list(session.scalars(select(ChangePoint).where(ChangePoint.series_id == series.id)))
     position = {p.run_id: i for i, p in enumerate(points)}
     active = [c for c in stored if c.withdrawn_at is None]
     new: list[ChangePoint] = []
     kept: list[ChangePoint] = []
-    for split in splits:
-        values = _values(split, points, series.better)
+    for finding in found_changes:
+        split = finding.split
+        values = _values(split, points, finding.values, series.better)
+        values["view"] = finding.view
         found = _match(split, points, position, active, str(values["direction"]))
         if found is None:
             found = next((c for c in stored if c.after_run_id == points[split.index].run_id), None)
@@ -126,9 +188,11 @@ def _match(
     return min(near)[2] if near else None
 
 
-def _values(split: Split, points: list[Point], better: str) -> dict[str, object]:
-    before = [p.value for p in points[split.start : split.index]]
-    after = [p.value for p in points[split.index : split.end]]
+def _values(
+    split: Split, points: list[Point], readings: list[float], better: str
+) -> dict[str, object]:
+    before = readings[split.start : split.index]
+    after = readings[split.index : split.end]
     change = split.change
     # The direction is the shift's, not the ratio's: a negative mean before flips the ratio.
     shift = split.test.mean_after - split.test.mean_before

@@ -65,7 +65,9 @@ def _change_point(change: ChangePoint) -> ChangePointOut:
         change_percent=numbers["percent"],
         low_percent=numbers["low_percent"],
         high_percent=numbers["high_percent"],
-        description=f"{change.direction} ({revisions}; p = {change.p_value:.2g}); "
+        description=f"{change.direction} ({revisions}; p = {change.p_value:.2g}"
+        + ("; against the runs' other configurations" if change.view == "relative" else "")
+        + "); "
         f"alert #{change.id}, {change.state}",
     )
 

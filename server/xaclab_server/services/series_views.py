@@ -47,6 +47,14 @@ def point_out(point: Point) -> dict[str, Any]:
     }
 
 
+# What each view of a series is (services/reference_view.py), for people.
+VIEW_WORDS = {
+    "series": "the series itself",
+    "relative": "the series against the same runs' other configurations (the host's speed "
+    "in each run taken off)",
+}
+
+
 def change_numbers(change: ChangePoint) -> dict[str, Any]:
     """A change point's size with what makes it doubtful, in percent."""
     return {
@@ -59,6 +67,8 @@ def change_numbers(change: ChangePoint) -> dict[str, Any]:
         "mean_after": change.mean_after,
         "points_before": change.points_before,
         "points_after": change.points_after,
+        "view": change.view,
+        "view_words": VIEW_WORDS.get(change.view, change.view),
     }
 
 

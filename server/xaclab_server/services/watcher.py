@@ -33,10 +33,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from xaclab_server.core.config import Settings
 from xaclab_server.models import Bisection, ChangePoint, Machine, Series
 from xaclab_server.models.base import utcnow
-from xaclab_server.services import alerts, bisection, edivisive, webhooks
-from xaclab_server.services.detection import detect_series, detector_options
+from xaclab_server.services import alerts, bisection, webhooks
+from xaclab_server.services.detection import Views, detect_series, detector_views
 from xaclab_server.services.libxac_git import LibxacGit
 from xaclab_server.services.notifier import JobNotifier
+from xaclab_server.services.reference_view import SiblingCache
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +80,15 @@ class Watcher:
         return new
 
     def detect_pending(self) -> list[int]:
-        options = detector_options(self.settings)
+        views = detector_views(self.settings)
+        siblings: SiblingCache = {}  # read once for the series of one upload
         created: list[int] = []
         for _ in range(SERIES_PER_PASS):
             series_id = self._claim_series()
             if series_id is None:
                 break
             try:
-                created.extend(self._detect(series_id, options))
+                created.extend(self._detect(series_id, views, siblings))
             except Exception:
                 log.exception("change-point detection of series %s failed", series_id)
                 self._release(series_id, pending=True)
@@ -126,16 +128,17 @@ class Watcher:
             session.execute(update(Series).where(Series.id == series_id).values(**values))
             session.commit()
 
-    def _detect(self, series_id: int, options: edivisive.Options) -> list[int]:
+    def _detect(self, series_id: int, views: Views, siblings: SiblingCache) -> list[int]:
         now = self.clock()
         with self.factory() as session:
             series = session.get_one(Series, series_id)
             found = detect_series(
                 session=session,
                 series=series,
-                options=options,
+                views=views,
                 history=self.settings.change_history,
                 now=now,
+                siblings=siblings,
             )
             machine = session.get_one(Machine, series.machine_id)
             for change in found.new:
