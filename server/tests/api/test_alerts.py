@@ -200,6 +200,10 @@ def test_one_configurations_step_is_found_against_the_same_runs_other_configurat
     assert "the same runs&#39; other configurations" in page.text
     listing = client.get("/alerts")
     assert 'data-testid="found-in-view"' in listing.text
+    series = client.get(f"/api/v1/series/{alert['series']['key']}").json()
+    assert series["sensitivity"]["judged_in"] == "relative"
+    assert series["sensitivity"]["noise_percent"] < 2, "the host's 10 % is taken off"
+    assert 'data-testid="series-judged-in-view"' in client.get(alert["links"]["history"]).text
 
 
 def test_a_step_of_every_configuration_is_found_in_each_series_itself(

@@ -8,6 +8,7 @@ from xaclab_server.core.config import Settings
 from xaclab_server.models import ChangePoint, Series
 from xaclab_server.services.detection import detector_options
 from xaclab_server.services.edivisive import Options
+from xaclab_server.services.reference_view import view_of_series
 from xaclab_server.services.sensitivity import Sensitivity, sensitivity
 from xaclab_server.services.series import Point, describe, series_points
 
@@ -119,4 +120,21 @@ def series_sensitivity(
         for c in changes
         if c.withdrawn_at is None and c.after_run_id in position
     ]
-    return sensitivity_out(sensitivity([p.value for p in points], cuts, options), options)
+    found = sensitivity([p.value for p in points], cuts, options)
+    judged_in = "series"
+    view = (
+        view_of_series(session=session, series=series, points=points)
+        if settings.change_views
+        else None
+    )
+    if view is not None:
+        # The quieter view shows the smaller steps (services/detection.py keeps its noise).
+        in_view = sensitivity(view, cuts, options)
+        if in_view.noise is not None and (found.noise is None or in_view.noise < found.noise):
+            found, judged_in = in_view, "relative"
+    return {
+        **sensitivity_out(found, options),
+        "judged_in": judged_in,
+        "judged_in_words": VIEW_WORDS[judged_in],
+        "raw_max_pvalue": settings.change_raw_max_pvalue,
+    }
