@@ -29,7 +29,10 @@ from tests.conftest import Server, libpq
 
 BEFORE_RUNS = 8
 MOVED_BY_DESIGN = {"time_per_page", "c"}  # what a constant cost per commit moves
-MAX_AFTER_RUNS = 10
+# A slower xend moves every page_touch configuration, so the change partly cancels in their
+# view against each other and may be left to each series itself, at p < 0.0001: with 8 runs
+# before, the rank test needs 9 after (docs/change-points.md, "Two views of a series").
+MAX_AFTER_RUNS = 12
 XEND = "int xend(void)\n{\n    return txn_stop(0);\n}\n"
 SLOW_XEND = """int xend(void)
 {
