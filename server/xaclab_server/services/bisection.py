@@ -14,7 +14,10 @@ finished:
   and after) in units of the series' noise (its robust standard deviation),
   the likelihood ratio of two normal distributions giving the probability
   that it lies on the far side; the side is the likelier one and its
-  confidence that probability;
+  confidence that probability.  A change found against the same runs' other
+  configurations (:mod:`.reference_view`) has that view's levels, and the
+  point is taken in that view too: against its own run's other
+  configurations, so that the host's speed that day does not decide the side;
 - a side known with less than ``bisect_confidence`` is run again (up to
   ``bisect_max_runs`` runs per revision, their mean taken, the noise shrinking
   with the square root of their count);
@@ -50,6 +53,7 @@ from xaclab_server.models import (
 )
 from xaclab_server.models.job import TERMINAL_STATES
 from xaclab_server.services.libxac_git import GitError, LibxacGit
+from xaclab_server.services.reference_view import view_of_run
 
 MIN_NOISE = 1e-12
 
@@ -142,7 +146,7 @@ def advance(
     step = next((s for s in steps if s["revision"] == revision and s["side"] == "pending"), None)
     if step is None:
         return False
-    value = _run_value(session, run, change.series_id)
+    value = _run_value(session, run, change, settings.change_history)
     step["runs"] = [*step["runs"], run.id]
     if run.status == "cancelled":
         bisection.steps = steps
@@ -292,13 +296,23 @@ def _run_revision(session: Session, run: Run) -> str:
     return str(run.params.get("libxac_revision", ""))
 
 
-def _run_value(session: Session, run: Run, series_id: int) -> float | None:
+def _run_value(session: Session, run: Run, change: ChangePoint, history: int) -> float | None:
+    """The run's point of the change's series, in the view the change was found in (its
+    means are that view's: services/reference_view.py)."""
     medians = list(
         session.scalars(
-            select(Result.median).where(Result.run_id == run.id, Result.series_id == series_id)
+            select(Result.median).where(
+                Result.run_id == run.id, Result.series_id == change.series_id
+            )
         )
     )
-    return float(statistics.median(medians)) if medians else None
+    if not medians:
+        return None
+    value = float(statistics.median(medians))
+    if change.view != "relative":
+        return value
+    series = session.get_one(Series, change.series_id)
+    return view_of_run(session=session, series=series, run_id=run.id, value=value, history=history)
 
 
 def _why_no_point(session: Session, run: Run) -> str:

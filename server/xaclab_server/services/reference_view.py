@@ -41,7 +41,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from xaclab_server.models import Result, Series
-from xaclab_server.services.series import Point
+from xaclab_server.services.series import Point, series_points
 
 TIMING_UNITS = frozenset({"ns", "us", "ms", "s", "ops/s"})
 MIN_CONFIGS = 3  # fewer: one sibling's own change would show as this series' change
@@ -126,6 +126,31 @@ def _deviations(sibling: Sibling, runs: set[int]) -> dict[int, float]:
     middle = statistics.median(points.values())
     sign = worse_sign(sibling.better)
     return {r: sign * math.log(v / middle) for r, v in points.items()}
+
+
+def view_of_run(
+    *, session: Session, series: Series, run_id: int, value: float, history: int
+) -> float:
+    """A point the detector does not judge (a bisection's run), ``value``, in the view:
+    against that run's other configurations, each sibling's deviation taken from its median
+    over the series' newest ``history`` points and this run, as the change it tests was
+    found.  ``value`` itself where the series has no view."""
+    points = [
+        p
+        for p in series_points(session=session, series_id=series.id, limit=history)
+        if p.run_id != run_id
+    ]
+    runs = [p.run_id for p in points] + [run_id]
+    view = relative_view(
+        benchmark=series.benchmark,
+        configuration=configuration(series.sut, series.params),
+        better=series.better,
+        runs=runs,
+        values=[p.value for p in points] + [value],
+        siblings=_read_siblings(session, series, runs),
+    )
+    # A run no sibling measured has a reference of 0: its value stays as it is.
+    return value if view is None else view[-1]
 
 
 # The siblings read for one machine epoch, suite and set of runs: a watcher pass detects
