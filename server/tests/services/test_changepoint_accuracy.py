@@ -22,7 +22,7 @@ def bench() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def measured(bench: ModuleType) -> dict[str, Any]:
-    data = json.loads(bench.DATA.read_text())
+    data = json.loads(bench.QUICK.read_text())
     cases = bench.build_corpus(data, points=50, draws=4, seed=2026)
     result: dict[str, Any] = bench.evaluate(cases, bench.shipped_views(), tolerance=2)
     return result
