@@ -7,6 +7,13 @@ from xaclab_server.services.edivisive import Options
 from xaclab_server.services.reference_view import Sibling, configuration, has_view, relative_view
 
 RUNS = list(range(40))
+# The server's defaults: the view at p < 0.001, the series itself beside it at p < 0.0001.
+VIEWS = Views(
+    Options(
+        max_pvalue=0.001, min_change=0.03, noise_factor=1.0, min_points=3, window=50, test="rank"
+    ),
+    raw_max_pvalue=0.0001,
+)
 HOST = [float(f) for f in np.random.default_rng(7).lognormal(0.0, 0.10, len(RUNS))]
 
 
@@ -66,20 +73,9 @@ def test_the_series_own_step_stays_in_the_view_and_only_there_is_it_clear() -> N
     view = _view(mine, siblings)
     assert view is not None
     assert abs(np.median(view[20:]) / np.median(view[:20]) - 1.06) < 1e-9
-    views = Views(
-        Options(
-            max_pvalue=0.001,
-            min_change=0.03,
-            noise_factor=1.0,
-            min_points=3,
-            window=50,
-            test="rank",
-        ),
-        raw_max_pvalue=0.0001,
-    )
-    (found,) = detect_views(mine, view, views)
+    (found,) = detect_views(mine, view, VIEWS)
     assert (found.split.index, found.view) == (20, "relative")
-    assert detect_views(mine, None, views) == [], "the series alone hides it in the host's noise"
+    assert detect_views(mine, None, VIEWS) == [], "the series alone hides it in the host's noise"
 
 
 def test_a_step_of_every_configuration_is_found_in_the_series_itself() -> None:
@@ -88,18 +84,7 @@ def test_a_step_of_every_configuration_is_found_in_the_series_itself() -> None:
     mine = [3.0 * f for f in stepped]
     view = _view(mine, siblings)
     assert view is not None and max(view) / min(view) < 1 + 1e-9, "it cancels in the view"
-    views = Views(
-        Options(
-            max_pvalue=0.001,
-            min_change=0.03,
-            noise_factor=1.0,
-            min_points=3,
-            window=50,
-            test="rank",
-        ),
-        raw_max_pvalue=0.0001,
-    )
-    (found,) = detect_views(mine, view, views)
+    (found,) = detect_views(mine, view, VIEWS)
     assert (found.split.index, found.view) == (20, "series")
 
 
