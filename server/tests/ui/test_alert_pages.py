@@ -43,6 +43,9 @@ def test_the_list_and_the_alert_say_what_changed_where_and_how_sure(
     assert client.get("/alerts/999999").status_code == 404
     history = client.get(listing_link := f"/series/{alerts_of_key(client, alert_id)}")
     assert history.status_code == 200 and 'data-testid="series-chart"' in history.text
+    # One configuration only: no view against the runs' other configurations to draw.
+    assert 'data-testid="series-view-help"' not in history.text
+    assert client.get(f"/api/v1/series/{alerts_of_key(client, alert_id)}").json()["view"] is None
     assert f'href="/alerts/{alert_id}"' in history.text and "+15.0 %" in history.text
     assert history.text.count('<tr><td><a href="/runs/') == 24  # one row a run
     assert listing_link in listing.text

@@ -107,13 +107,30 @@ def sensitivity_out(found: Sensitivity, options: Options) -> dict[str, Any]:
     }
 
 
-def series_sensitivity(
+def series_judgement(
     *, session: Session, series: Series, changes: list[ChangePoint], settings: Settings
 ) -> dict[str, Any]:
-    """The sensitivity of the points the detector reads (its newest ``change_history``,
-    bisection runs left out), cut at the change points it still finds."""
-    options = detector_options(settings)
+    """What the detector reads of a series, as the series page and the API show it:
+    ``sensitivity``, what the series can show (its newest ``change_history`` points,
+    bisection runs left out, cut at the change points it still finds), and ``view``, those
+    points against the same runs' other configurations (None where the series has no view
+    or views are off: services/reference_view.py)."""
     points = series_points(session=session, series_id=series.id, limit=settings.change_history)
+    view = (
+        view_of_series(session=session, series=series, points=points)
+        if settings.change_views
+        else None
+    )
+    return {
+        "sensitivity": _sensitivity(points, view, changes, settings),
+        "view": None if view is None else _view_out(points, view),
+    }
+
+
+def _sensitivity(
+    points: list[Point], view: list[float] | None, changes: list[ChangePoint], settings: Settings
+) -> dict[str, Any]:
+    options = detector_options(settings)
     position = {p.run_id: i for i, p in enumerate(points)}
     cuts = [
         position[c.after_run_id]
@@ -122,11 +139,6 @@ def series_sensitivity(
     ]
     found = sensitivity([p.value for p in points], cuts, options)
     judged_in = "series"
-    view = (
-        view_of_series(session=session, series=series, points=points)
-        if settings.change_views
-        else None
-    )
     if view is not None:
         # The quieter view shows the smaller steps (services/detection.py keeps its noise).
         in_view = sensitivity(view, cuts, options)
@@ -137,4 +149,16 @@ def series_sensitivity(
         "judged_in": judged_in,
         "judged_in_words": VIEW_WORDS[judged_in],
         "raw_max_pvalue": settings.change_raw_max_pvalue,
+    }
+
+
+def _view_out(points: list[Point], view: list[float]) -> dict[str, Any]:
+    """The view's points, in the series' unit: each run's point with the host's speed in
+    that run (what its other configurations show) taken off."""
+    return {
+        "words": VIEW_WORDS["relative"],
+        "points": [
+            {"run_id": p.run_id, "at": p.at.isoformat(), "value": v}
+            for p, v in zip(points, view, strict=True)
+        ],
     }

@@ -12,6 +12,15 @@
     flagged.push(!p.bisection_id && p.flagged ? p.value : null);
     bisected.push(p.bisection_id ? p.value : null);
   });
+  // The view the detector also watches (services/reference_view.py): the same points with
+  // the host's speed in each run taken off, for the runs it reads.
+  var inView = {};
+  if (chart.view) {
+    chart.view.points.forEach(function (p) { inView[p.run_id] = p.value; });
+  }
+  var viewed = chart.points.map(function (p) {
+    return Object.prototype.hasOwnProperty.call(inView, p.run_id) ? inView[p.run_id] : null;
+  });
   var lines = chart.change_points.filter(function (c) { return !c.withdrawn; }).map(function (c) {
     return { x: Date.parse(c.after_at) / 1000, regression: c.direction === "regression" };
   });
@@ -33,7 +42,10 @@
         points: { show: true, size: 7, fill: "#fff" }, value: value },
       { label: who + ", runs a bisection queued", stroke: "#8250df", paths: function () { return null; },
         points: { show: true, size: 7 }, value: value }
-    ],
+    ].concat(chart.view ? [
+      { label: who + ", against the same runs' other configurations", stroke: "#6e7781", width: 1.5,
+        dash: [2, 3], spanGaps: true, points: { show: true, size: 4 }, value: value }
+    ] : []),
     hooks: {
       draw: [function (u) {
         var ctx = u.ctx;
@@ -51,7 +63,7 @@
         ctx.restore();
       }]
     }
-  }, [xs, plain, flagged, bisected], holder);
+  }, [xs, plain, flagged, bisected].concat(chart.view ? [viewed] : []), holder);
   var note = document.createElement("p");
   note.className = "help";
   note.textContent = "Dashed lines: change points (red: regression, green: improvement).";

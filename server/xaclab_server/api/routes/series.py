@@ -12,8 +12,8 @@ from xaclab_server.services import series as series_service
 from xaclab_server.services.series_views import (
     change_point_out,
     point_out,
+    series_judgement,
     series_out,
-    series_sensitivity,
 )
 
 router = APIRouter(prefix="/api/v1", tags=["series"])
@@ -49,10 +49,11 @@ def read_series(
     bisections: bool = True,
 ) -> dict[str, Any]:
     """The series, its points (one per run: the median of the run's results' medians), its
-    change points, and what it can show (``sensitivity``: its run-to-run noise and the
-    smallest step the detector finds in most cases).  ``order=revision`` sorts the points
-    by libxac revision (the server's git history) before time; ``bisections=false`` leaves
-    out bisection runs."""
+    change points, what it can show (``sensitivity``: its run-to-run noise and the
+    smallest step the detector finds in most cases), and ``view``: the points the detector
+    reads against the same runs' other configurations (null where the series has none).
+    ``order=revision`` sorts the points by libxac revision (the server's git history) before
+    time; ``bisections=false`` leaves out bisection runs."""
     found = series_service.find_series(session=session, key=key)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Series {key!r} does not exist.")
@@ -72,7 +73,7 @@ def read_series(
         **series_out(found, machine.name),
         "points": [point_out(p) for p in points],
         "change_points": [change_point_out(c) for c in changes],
-        "sensitivity": series_sensitivity(
+        **series_judgement(
             session=session,
             series=found,
             changes=changes,

@@ -12,8 +12,8 @@ from xaclab_server.services import series as series_service
 from xaclab_server.services.series_views import (
     change_point_out,
     point_out,
+    series_judgement,
     series_out,
-    series_sensitivity,
 )
 from xaclab_server.ui.guards import PageReader, page_router
 from xaclab_server.ui.rendering import not_found, render
@@ -41,7 +41,7 @@ def series_page(
         "series": series_out(found, machine or "?"),
         "points": [point_out(p) for p in points],
         "change_points": [change_point_out(c) for c in changes],
-        "sensitivity": series_sensitivity(
+        **series_judgement(
             session=session,
             series=found,
             changes=changes,
