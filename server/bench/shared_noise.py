@@ -42,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from changepoint_accuracy import MAD_TO_SD, best_of_runs  # noqa: E402
 from slow_runs import aligned  # noqa: E402
 
+from xaclab_server.services.reference_view import worse_sign  # noqa: E402
+
 NOISY = 0.05  # the noise level above which issue K's F1 target no longer held
 DATA = Path(__file__).resolve().parent / "data" / "quick-noise-watch.json"
 
@@ -63,15 +65,10 @@ def robust_sd(values: list[float]) -> float:
     return MAD_TO_SD * statistics.median(abs(v - middle) for v in values)
 
 
-def _worse_sign(entry: dict[str, Any]) -> float:
-    """+1 where a higher point is worse (a time), -1 where a lower one is (a throughput)."""
-    return 1.0 if entry["better"] == "lower" else -1.0
-
-
 def worse_deviations(entry: dict[str, Any]) -> list[float]:
     """log(point / median), positive where the point is worse than the series' median."""
     middle = statistics.median(entry["medians"])
-    return [_worse_sign(entry) * math.log(float(v) / middle) for v in entry["medians"]]
+    return [worse_sign(entry["better"]) * math.log(float(v) / middle) for v in entry["medians"]]
 
 
 Referenced = tuple[dict[str, Any], list[float], list[float]]
@@ -114,7 +111,7 @@ def divided_by_reference(
     against the other series of its round."""
     series = []
     for entry, _deviations, reference in _with_references(data, in_reference):
-        sign = _worse_sign(entry)
+        sign = worse_sign(entry["better"])
         points = [
             float(v) / math.exp(sign * r) for v, r in zip(entry["medians"], reference, strict=True)
         ]
