@@ -2,7 +2,7 @@
 revision by its place in a throw-away history (the culprit's commit and every later one
 are 20 % slower)."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,37 @@ def _series(
     return machine, agent
 
 
+def _agent_runs_jobs(
+    client: TestClient,
+    app: FastAPI,
+    agent: dict[str, str],
+    records_of: Callable[[str], list[dict[str, Any]] | None],
+) -> list[str]:
+    """Claim and run every job the bisection queues, uploading ``records_of(revision)`` (None:
+    the job fails); the revisions run, in order."""
+    ran = []
+    for _ in range(40):
+        job = claim(client, agent)
+        if job.status_code == 204:
+            break
+        body = job.json()
+        revision = body["params"]["libxac_revision"]
+        ran.append(revision)
+        records = records_of(revision)
+        if records is None:
+            status = "failed"
+        else:
+            sent = upload(client, agent, body["job_id"], records)
+            assert sent.status_code == 201, sent.text
+            status = "succeeded"
+        done = client.post(
+            f"{AGENT}/jobs/{body['job_id']}/finish", json={"status": status}, headers=agent
+        )
+        assert done.status_code == 200
+        app.state.watcher.run_pass()
+    return ran
+
+
 def _agent_runs_bisection(
     client: TestClient,
     app: FastAPI,
@@ -70,31 +101,15 @@ def _agent_runs_bisection(
     broken: frozenset[int] = frozenset(),
     halfway: frozenset[int] = frozenset(),
 ) -> list[str]:
-    """Claim and run every job the bisection queues; the revisions run, in order."""
-    ran = []
-    for _ in range(40):
-        job = claim(client, agent)
-        if job.status_code == 204:
-            break
-        body = job.json()
-        revision = body["params"]["libxac_revision"]
-        ran.append(revision)
-        index = hashes.index(revision)
+    """Run every job the bisection queues at the level of its revision; the revisions run."""
+
+    def records_of(revision: str) -> list[dict[str, Any]] | None:
         value = _level(hashes, culprit, revision, set(broken))
-        if index in halfway:  # exactly between the two levels (the means either side)
+        if hashes.index(revision) in halfway:  # exactly between the two levels (the means)
             value = (BEFORE + AFTER) / 2 + sum(WOBBLE) / len(WOBBLE)
-        if value is None:
-            status = "failed"
-        else:
-            sent = upload(client, agent, body["job_id"], [run_of(value, revision=revision[:12])])
-            assert sent.status_code == 201, sent.text
-            status = "succeeded"
-        done = client.post(
-            f"{AGENT}/jobs/{body['job_id']}/finish", json={"status": status}, headers=agent
-        )
-        assert done.status_code == 200
-        app.state.watcher.run_pass()
-    return ran
+        return None if value is None else [run_of(value, revision=revision[:12])]
+
+    return _agent_runs_jobs(client, app, agent, records_of)
 
 
 def test_a_click_bisects_down_to_the_first_revision_on_the_far_side(
@@ -242,22 +257,12 @@ def test_a_change_found_against_the_other_configurations_is_bisected_in_that_vie
     ]
     assert alert["change"]["view"] == "relative"
     assert client.post(f"/api/v1/alerts/{alert['id']}/bisections").status_code == 201
-    ran = []
-    for _ in range(40):
-        job = claim(client, agent)
-        if job.status_code == 204:
-            break
-        body = job.json()
-        revision = body["params"]["libxac_revision"]
-        ran.append(revision)
+
+    def records_of(revision: str) -> list[dict[str, Any]]:
         slow = hashes.index(revision) >= 7
         host = 0.8 if slow else 1.25  # the host hides the revision's level
-        records = _records(AFTER if slow else BEFORE, host, revision[:12], 0.0)
-        assert upload(client, agent, body["job_id"], records).status_code == 201
-        done = client.post(
-            f"{AGENT}/jobs/{body['job_id']}/finish", json={"status": "succeeded"}, headers=agent
-        )
-        assert done.status_code == 200
-        app.state.watcher.run_pass()
+        return _records(AFTER if slow else BEFORE, host, revision[:12], 0.0)
+
+    _agent_runs_jobs(client, app, agent, records_of)
     shown = client.get(f"/api/v1/alerts/{alert['id']}").json()["bisection"]
     assert shown["state"] == "done" and shown["culprit"] == hashes[7], shown
