@@ -208,11 +208,12 @@ def pct(samples, q):
 print("# Scaling table\n")
 print("Medians over rounds, (min–max); ratios are LIBXAC ÷ Berkeley DB of the same round; "
       "copies/commit is the mean over LIBXAC's processes of the pages each copied into its "
-      "own memory per committed insert; p99.9 is the slowest 0.1 % of operations in ms.\n")
+      "own memory per committed insert, (new) those of them into a page of its memory it did "
+      "not have yet (the dear ones); p99.9 is the slowest 0.1 % of operations in ms.\n")
 for (op, dur, procs) in sorted(cells, key=lambda k: (k[0], k[1], k[2])):
     systems = cells[(op, dur, procs)]
     print(f"## {op}, {dur}, {procs} processes\n")
-    print("| system | ops/s | ÷ bdb by round | aborts/insert | retries max | copies/commit "
+    print("| system | ops/s | ÷ bdb by round | aborts/insert | retries max | copies/commit (new) "
           "| p99.9 ms | p99.9 ÷ bdb |")
     print("|---|---|---|---|---|---|---|---|")
     bdb = systems.get("bdb", {})
@@ -225,7 +226,9 @@ for (op, dur, procs) in sorted(cells, key=lambda k: (k[0], k[1], k[2])):
         ab = [sum(m["aborts"]["samples"]) / m["aborts"]["params"]["count"]
               for m in rounds.values() if "aborts" in m]
         rmax = [max(m["retries_max"]["samples"]) for m in rounds.values() if "retries_max" in m]
-        copies = [statistics.mean(m["page_copies_per_commit"]["samples"])
+        copies = [(statistics.mean(m["page_copies_per_commit"]["samples"]),
+                   statistics.mean(m["new_pages_per_commit"]["samples"])
+                   if "new_pages_per_commit" in m else None)
                   for m in rounds.values() if "page_copies_per_commit" in m]
         def p999(m):
             lat = m.get(f"{op}_latency", {})
@@ -235,7 +238,7 @@ for (op, dur, procs) in sorted(cells, key=lambda k: (k[0], k[1], k[2])):
                      if p999(rounds[r]) is not None and r in bdb and p999(bdb[r])]
         print(f"| {name} | {med_range(thr)} | {' '.join(f'{x:.2f}' for x in ratios) or '–'} | "
               f"{' '.join(f'{x:.2f}' for x in ab) or '–'} | {' '.join(str(int(x)) for x in rmax) or '–'} | "
-              f"{' '.join(f'{x:.2f}' for x in copies) or '–'} | "
+              f"{' '.join(f'{c:.2f}' + ('' if n is None else f' ({n:.2f})') for c, n in copies) or '–'} | "
               f"{' '.join(f'{x:.1f}' for x in lat) or '–'} | "
               f"{' '.join(f'{x:.2f}' for x in lat_ratio) or '–'} |")
     print()

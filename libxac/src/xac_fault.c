@@ -165,6 +165,7 @@ static int load(struct xac_env *e, uint32_t pg)
     if (rc == 0) {
         mp->mp_loaded++;
         e->xe_flt.ft_copied++;
+        e->xe_flt.ft_new += xmap_hold(mp, pg);
     }
     return rc;
 }
@@ -213,6 +214,8 @@ static int load_run(struct xac_env *e, uint32_t a, uint32_t b)
             return rc;
         mp->mp_loaded += q - p;
         e->xe_flt.ft_copied += q - p;
+        for (i = p; i < q; i++)
+            e->xe_flt.ft_new += xmap_hold(mp, i);
         p = q;
     }
     return 0;

@@ -19,6 +19,8 @@ struct xfault {
                                   * instead of copying them (stats) */
     unsigned long ft_copied;     /* pages copied into the working memory
                                   * (stats) */
+    unsigned long ft_new;        /* ... of them, into a page it did not
+                                  * have yet (stats) */
 };
 
 int xflt_install(void);

@@ -148,6 +148,7 @@ static void map_clear(struct xac_env *e)
     mp->mp_len = 0;
     mp->mp_npages = 0;
     mp->mp_have = NULL;
+    mp->mp_held = NULL;
     mp->mp_loaded = 0;
     mp->mp_nshared = 0;
     tx->tx_pstate = NULL;
@@ -245,6 +246,7 @@ void *xMmap(const char *name, size_t length)
     mp->mp_have = anon(xmap_have_bytes(mp));
     if (mp->mp_have == MAP_FAILED)
         goto fail;
+    mp->mp_held = (uint8_t *)(mp->mp_have + mp->mp_npages);
     tx->tx_touched = anon(xtxn_lists_bytes(tx));
     if (tx->tx_touched == MAP_FAILED)
         goto fail;

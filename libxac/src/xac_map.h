@@ -21,6 +21,10 @@ struct xmap {
                                * version the working memory holds, 0 if
                                * none or unknown (xac_fault.c, load);
                                * anonymous MAP_NORESERVE */
+    uint8_t *mp_held;         /* per page, one bit: the working memory has
+                               * a page there, filled since xMmap or the
+                               * last trim (xStats pages_new); in the
+                               * mapping of mp_have, after it */
     int mp_reuse;             /* XAC_REUSE: a fault may skip the copy of a
                                * version the working memory holds */
     size_t mp_loaded;         /* pages copied in since the last trim */
@@ -30,9 +34,24 @@ struct xmap {
     uint32_t mp_nshared;      /* windows mapped from the data file now */
 };
 
+/* The bytes of mp_have and mp_held together. */
 static inline size_t xmap_have_bytes(const struct xmap *mp)
 {
-    return (size_t)mp->mp_npages * sizeof *mp->mp_have;
+    return (size_t)mp->mp_npages * sizeof *mp->mp_have +
+           ((size_t)mp->mp_npages + 7) / 8;
+}
+
+/* Note that the working memory has a page at pg: 1 if it had none (the
+ * kernel gave it a new page, allocated and zeroed, which costs about four
+ * times the copy into it: docs/benchmarks-scaling.md, "Which copies
+ * cost"), else 0.  Async-signal-safe. */
+static inline unsigned xmap_hold(struct xmap *mp, uint32_t pg)
+{
+    uint8_t bit = (uint8_t)(1u << (pg & 7u));
+    unsigned fresh = (mp->mp_held[pg >> 3] & bit) == 0;
+
+    mp->mp_held[pg >> 3] |= bit;
+    return fresh;
 }
 
 struct xac_env;

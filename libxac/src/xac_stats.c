@@ -61,6 +61,7 @@ int xStats(struct xac_stats *st)
     st->pages_around = e->xe_flt.ft_around;
     st->pages_shared = e->xe_flt.ft_shared;
     st->pages_copied = e->xe_flt.ft_copied;
+    st->pages_new = e->xe_flt.ft_new;
     st->conflicts_untracked = cn->cn_untracked;
     st->writers = (int)cn->cn_writers;
     st->escalate_after = (int)cn->cn_escalate;

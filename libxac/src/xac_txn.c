@@ -212,7 +212,8 @@ static void revoke_changed(struct xac_env *e)
     }
 }
 
-/* Forget which versions the working memory holds (xac_fault.c, load). */
+/* Forget which versions the working memory holds (xac_fault.c, load), and
+ * which pages it has (mp_held, after mp_have in the same mapping). */
 static void forget_contents(struct xac_env *e)
 {
     /* Zero pages again, and no memory kept for them; a refusal costs a

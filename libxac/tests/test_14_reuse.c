@@ -12,6 +12,8 @@
  * (XAC_WORKING_MIB).  XAC_REUSE=0 turns the skipping off.  Reads of the
  * data file are counted through the OS table; xStats' pages_reused counts
  * the skips, and pages_copied the copies: one for each read here.
+ * pages_new counts the copies into a page the working memory did not have
+ * yet: a page's first copy, and its first after the memory was emptied.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@ static int *x;
 static int vg;
 static unsigned nread;
 static unsigned long long copied0; /* xStats counts from the first xInit */
+static unsigned long long new0;
 
 static ssize_t count_pread(int fd, void *buf, size_t n, off_t off)
 {
@@ -38,6 +41,12 @@ static ssize_t count_pread(int fd, void *buf, size_t n, off_t off)
 static int *pg(int n, int mode)
 {
     return tu_page(x, n, mode, vg);
+}
+
+/* Copies into pages the working memory did not have, since attach(). */
+static unsigned long long news(void)
+{
+    return tu_stats().pages_new - new0;
 }
 
 /* Every read of a page's version is one page copied, and nothing else. */
@@ -67,6 +76,7 @@ static int *attach(void)
     y = xMmap("r.db", NPG * PAGESIZE);
     nread = 0;
     copied0 = tu_stats().pages_copied;
+    new0 = tu_stats().pages_new;
     xos.pread = count_pread;
     return y;
 }
@@ -91,6 +101,8 @@ int main(void)
     *pg(0, READ_WRITE) = 1;
     *pg(1, READ_WRITE) = 2;
     test_cond("a commit writes pages 0 and 1", xend() == COMMITTED);
+    test_cond("... each copied into a new page of the working memory",
+              news() == 2 && copies_are_reads());
     n = nread;
     r = tu_stats().pages_reused;
     E(xbegin());
@@ -108,6 +120,7 @@ int main(void)
     test_cond("a page never touched is read from the file",
               xend() == COMMITTED && a == 0 && nread == n + 1);
     test_cond("... one page copied", nread > 0 && copies_are_reads());
+    test_cond("... into a new page", news() == 3);
     E(xbegin());
     a = rd(2);
     test_cond("... and reused the next time",
@@ -124,6 +137,7 @@ int main(void)
     a = rd(0);
     test_cond("page 0 is read again, with its committed value",
               xend() == COMMITTED && a == 1 && nread == n + 1);
+    test_cond("... into the page the working memory has", news() == 3);
 
     /* Another process commits a page we hold. */
     E(xbegin());
@@ -142,6 +156,7 @@ int main(void)
               xend() == COMMITTED && b == 7 && a == 1 && nread == n + 1 &&
                   tu_stats().pages_reused == r + 1);
     test_cond("... so one more page copied", copies_are_reads());
+    test_cond("... into the page it had", news() == 3);
 
     /* Emptying the working memory forgets what it held. */
     E(xbegin());
@@ -150,8 +165,10 @@ int main(void)
         sum += rd(i);
     test_cond("a transaction reads all 300 pages (over XAC_WORKING_MIB)",
               xend() == COMMITTED && sum == 1 + 7);
+    test_cond("... 297 of them new to the working memory", news() == 300);
     n = nread;
     r = tu_stats().pages_reused;
+    new0 = tu_stats().pages_new;
     E(xbegin());
     a = rd(0);
     b = rd(1);
@@ -159,6 +176,7 @@ int main(void)
               xend() == COMMITTED && a == 1 && b == 7 && nread == n + 2 &&
                   tu_stats().pages_reused == r);
     test_cond("... and copied again", copies_are_reads());
+    test_cond("... into new pages: the memory was emptied", news() == 2);
 
     xos_reset();
     E(xMunmap("r.db"));
@@ -184,6 +202,7 @@ int main(void)
               xend() == COMMITTED && a == 1 && nread == n + 1 &&
                   tu_stats().pages_reused == r);
     test_cond("... and copied each time", nread == 2 && copies_are_reads());
+    test_cond("... the second time into the page it had", news() == 1);
     xos_reset();
     E(xMunmap("r.db"));
     E(xShutdown());

@@ -211,6 +211,7 @@ static int tk_observe(void *hv, struct xb_kv_counters *c)
         c->escalations = st.escalations;
         c->faults = st.faults;
         c->page_copies = st.pages_copied;
+        c->new_pages = st.pages_new;
         if (tk_conflicts(c) != 0)
             return -1;
     }

@@ -119,6 +119,7 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
             "escalations",
             "faults_per_commit",
             "page_copies_per_commit",
+            "new_pages_per_commit",
         } <= set(same)
         # Admission defaults to twice the CPUs, in turns of 1 ms; progress: no insert retried more
         # than escalate_after times.
@@ -137,6 +138,9 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
             # most; the advisory calls grant (and copy) without faulting.
             copies, faults = same["page_copies_per_commit"][i], same["faults_per_commit"][i]
             assert copies > 0 and faults >= 0, (same, i)
+            # Some of a process's copies go into pages its memory did not have: at least its
+            # first copies, at most all of them.
+            assert 0 < same["new_pages_per_commit"][i] <= copies, (same, i)
             if not r["params"]["advisory"]:
                 assert 1 <= faults and copies <= faults, (same, i)
     # No log is written under DB_TXN_NOT_DURABLE; DB_TXN_NOSYNC still logs.

@@ -88,6 +88,11 @@
  *                         committed since this one last read it is
  *                         copied again, so with more processes more of
  *                         the pages an operation reads are copied
+ *   new_pages_per_commit  ratio: of those copies, the ones into a page of
+ *                         the process's memory it did not have yet
+ *                         (xStats pages_new) / committed updating
+ *                         transactions: the dear ones (a page allocated
+ *                         and zeroed): they grow with the process count
  *   conflict_aborts_<kind> count: conflict aborts blamed on a page of that
  *                         kind (store->page_kind_names names them: for
  *                         the LIBXAC trees header, allocator, root,
@@ -176,7 +181,7 @@ struct xb_kv_counters {
     unsigned long long aborts;               /* this process's */
     /* This process's contention (see the results above). */
     unsigned long long commits, conflict_aborts, retries_max, aborted_ns,
-        waited_ns, escalations, faults, page_copies;
+        waited_ns, escalations, faults, page_copies, new_pages;
     int nconflict; /* entries of conflict[] */
     struct xb_kv_conflict conflict[XB_KV_CONFLICT_PAGES];
     long long own[16]; /* the store's own readings, for its params */

@@ -20,7 +20,7 @@
 /* The results of one configuration, in the order they are printed. */
 enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
        R_ABORTS, R_RETRIES, R_RETRY_MAX, R_ABORTED_TIME, R_WAIT_TIME,
-       R_ESCALATIONS, R_FAULTS, R_COPIES, R_WRITE_BYTES, R_CONFLICTS,
+       R_ESCALATIONS, R_FAULTS, R_COPIES, R_NEW_PAGES, R_WRITE_BYTES, R_CONFLICTS,
        NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
@@ -380,6 +380,8 @@ static void add_contention(const struct xb_kv_run *run,
                   (double)(b->faults - a->faults) / (double)commits);
         xb_sample(rs[R_COPIES],
                   (double)(b->page_copies - a->page_copies) / (double)commits);
+        xb_sample(rs[R_NEW_PAGES],
+                  (double)(b->new_pages - a->new_pages) / (double)commits);
     }
     for (int k = 0; k < XB_KV_PAGE_KINDS; k++)
         if (kinds & (1u << k))
@@ -520,6 +522,7 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         [R_ESCALATIONS] = {"escalations", "count", XB_LOWER},
         [R_FAULTS] = {"faults_per_commit", "ratio", XB_LOWER},
         [R_COPIES] = {"page_copies_per_commit", "ratio", XB_LOWER},
+        [R_NEW_PAGES] = {"new_pages_per_commit", "ratio", XB_LOWER},
         [R_WRITE_BYTES] = {"write_bytes_per_insert", "bytes", XB_LOWER}};
     xb_result *rs[NRESULTS] = {NULL};
     char metric[64];
