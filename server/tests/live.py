@@ -55,6 +55,9 @@ class ServerProcess(xaclab_testsupport.ServerProcess):
         )
 
 
+ADMIN_PASSWORD = "live-password-0123"  # of the admins admin_token creates: a browser logs in
+
+
 def admin_token(database_url: str, username: str = "admin") -> str:
     """Create an admin directly in the database and return an API token of theirs."""
     engine = make_engine(database_url)
@@ -63,7 +66,7 @@ def admin_token(database_url: str, username: str = "admin") -> str:
             user = accounts.create_user(
                 session=session,
                 username=username,
-                password="live-password-0123",
+                password=ADMIN_PASSWORD,
                 role="admin",
                 actor=COMMAND_LINE,
                 now=utcnow(),

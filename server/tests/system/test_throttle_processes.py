@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import PgDatabases
-from tests.live import ServerProcess, admin_token
+from tests.live import ADMIN_PASSWORD, ServerProcess, admin_token
 from xaclab_server.core.migrations import upgrade_head
 
 
@@ -39,7 +39,7 @@ def test_failed_logins_on_either_process_block_the_account_on_both(
         for server in servers:
             right = httpx.post(
                 f"{server}/api/v1/login",
-                json={"username": "ada", "password": "live-password-0123"},
+                json={"username": "ada", "password": ADMIN_PASSWORD},
                 timeout=30,
             )
             assert right.status_code == 429

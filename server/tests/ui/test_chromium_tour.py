@@ -22,14 +22,13 @@ from playwright.sync_api import ConsoleMessage, Page, Request, expect, sync_play
 
 from tests.helpers import AGENT, claim, upload
 from tests.lab_data import page_touch_records, search_tree_records, storage_records
-from tests.live import REPO, ServerProcess, admin_token
+from tests.live import ADMIN_PASSWORD, REPO, ServerProcess, admin_token
 from tests.reproduction_helpers import register_machine, store_results
 from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.validity_helpers import FINGERPRINT, env, write_cache
 from xaclab_server.core.migrations import upgrade_head
 
 SHOTS = REPO / ".test" / "screenshots"
-PASSWORD = "live-password-0123"  # tests.live.admin_token's
 SYSTEMS = ("LIBXAC", "Berkeley DB", "LMDB")
 
 
@@ -101,7 +100,7 @@ def test_a_tour_of_every_page_and_form(lab: dict[str, Any]) -> None:
             page.goto(f"{base}/login")
             shot(page, "login")
             page.fill("#username", "admin")
-            page.fill("#password", PASSWORD)
+            page.fill("#password", ADMIN_PASSWORD)
             page.click("#login-submit")
             expect(page.get_by_test_id("whoami")).to_contain_text("admin (admin)")
 

@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 from playwright.sync_api import ConsoleMessage, Dialog, Request, sync_playwright
 
 from tests.helpers import AGENT, claim, page_touch_results, result_record
-from tests.live import REGISTRATION_TOKEN, ServerProcess, admin_token
+from tests.live import ADMIN_PASSWORD, REGISTRATION_TOKEN, ServerProcess, admin_token
 from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.watch_helpers import seed_alert
 from xaclab_server.core.migrations import upgrade_head
@@ -25,7 +25,6 @@ from xaclab_server.ui import reproduction as reproduction_page
 
 # Closes an attribute, then a tag that would show itself and run script.
 XSS = "\"'><img src=x data-xss onerror=alert(1)>"
-LIVE_PASSWORD = "live-password-0123"  # tests.live.admin_token's
 
 
 @pytest.fixture
@@ -186,7 +185,7 @@ def test_every_page_renders_cleanly_and_escapes_stored_text(
 
             page.goto(f"{base}/login")
             page.fill("#username", "admin")
-            page.fill("#password", LIVE_PASSWORD)
+            page.fill("#password", ADMIN_PASSWORD)
             page.click("#login-submit")
             page.wait_for_selector("[data-testid='whoami']")
             for path in paths:

@@ -11,10 +11,9 @@ import pytest
 from playwright.sync_api import Page, sync_playwright
 
 from tests.api.test_alerts import CONFIGURATIONS
-from tests.live import ServerProcess, admin_token
+from tests.live import ADMIN_PASSWORD, ServerProcess, admin_token
 from tests.reproduction_helpers import register_machine, store_results
 from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.ui.test_every_page import LIVE_PASSWORD
 from tests.watch_helpers import run_of
 from xaclab_server.core.migrations import upgrade_head
 
@@ -69,7 +68,7 @@ def test_the_series_chart_draws_the_view_beside_the_series(
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(f"{base}/login")
             page.fill("#username", "admin")
-            page.fill("#password", LIVE_PASSWORD)
+            page.fill("#password", ADMIN_PASSWORD)
             page.click("#login-submit")
             page.wait_for_selector("[data-testid='whoami']")
 
