@@ -26,6 +26,13 @@ def said(reply: httpx.Response, testid: str) -> str:
     return html.unescape(match.group(1))
 
 
+def heading(reply: httpx.Response) -> str:
+    """The page's first heading: a refusal names its kind there."""
+    match = re.search(r"<h1>(.*?)</h1>", reply.text, re.S)
+    assert match, reply.text
+    return html.unescape(match.group(1)).strip()
+
+
 def rows(app: FastAPI, query: Select[Any]) -> list[Any]:
     with app.state.sessionmaker() as session:
         return list(session.scalars(query))

@@ -51,7 +51,7 @@ def test_an_operator_may_not_approve(client: TestClient, app: FastAPI) -> None:
     csrf = browser_login(client, app, role="operator")
     reply = post_form(client, f"/machines/{machine_id}/approve", csrf)
     assert reply.status_code == 403
-    assert said(reply, "refused") == "This needs the admin role; you are a operator."
+    assert said(reply, "refused") == "This needs the admin role; yours is operator."
     assert not approved(app, machine_id)
 
 

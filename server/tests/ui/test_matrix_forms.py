@@ -81,7 +81,7 @@ def test_a_viewer_may_not_queue_a_matrix(client: TestClient, app: FastAPI) -> No
     csrf = browser_login(client, app, role="viewer")
     reply = post_matrix(client, csrf, machine_id)
     assert reply.status_code == 403
-    assert said(reply, "refused") == "This needs the operator role; you are a viewer."
+    assert said(reply, "refused") == "This needs the operator role; yours is viewer."
     assert row_counts(app)["runs"] == 0 and row_counts(app)["matrices"] == 0
 
 

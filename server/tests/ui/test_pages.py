@@ -5,6 +5,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import TEST_PASSWORD, add_user, row_counts
 from tests.helpers import register, web_login
+from tests.ui.form_posts import heading, said
 
 
 def browser_login(client: TestClient, app: FastAPI, role: str = "operator") -> str:
@@ -70,6 +71,17 @@ def test_form_refusal_shows_a_sentence_and_stores_nothing(client: TestClient, ap
     assert reply.status_code == 422
     assert "above its maximum 1024" in reply.text
     assert row_counts(app)["runs"] == 0
+
+
+def test_a_history_link_missing_its_fields_names_them(client: TestClient) -> None:
+    """A 422 is about what was asked, so its page does not say "Not allowed"."""
+    machine_id, _headers = register(client)
+    reply = client.get(f"/history?machine_id={machine_id}&suite=page-touch")
+    assert reply.status_code == 422
+    assert heading(reply) == "Not accepted"
+    assert said(reply, "refused").startswith(
+        "A history names its series: benchmark, sut, metric, unit missing."
+    )
 
 
 def test_unknown_run_page_is_404(client: TestClient) -> None:

@@ -54,7 +54,7 @@ def test_a_viewer_may_not_queue_a_run(client: TestClient, app: FastAPI) -> None:
     csrf = browser_login(client, app, role="viewer")
     reply = post_form(client, "/runs/new", csrf, machine_id=str(machine_id), **RUN_FORM)
     assert reply.status_code == 403
-    assert said(reply, "refused") == "This needs the operator role; you are a viewer."
+    assert said(reply, "refused") == "This needs the operator role; yours is viewer."
     assert row_counts(app)["runs"] == 0
 
 
@@ -98,7 +98,7 @@ def test_a_viewer_may_not_cancel_or_rerun(client: TestClient, app: FastAPI) -> N
     for action in ("cancel", "rerun"):
         reply = post_form(client, f"/runs/{run_id}/{action}", csrf)
         assert reply.status_code == 403
-        assert said(reply, "refused") == "This needs the operator role; you are a viewer."
+        assert said(reply, "refused") == "This needs the operator role; yours is viewer."
     assert job_states(app, run_id) == ["queued"]
     assert row_counts(app)["runs"] == 1
 

@@ -46,7 +46,7 @@ def test_a_viewer_may_not_change_a_schedule(client: TestClient, app: FastAPI) ->
     for action in ("disable", "delete"):
         reply = post_form(client, f"/schedules/{schedule_id}/{action}", csrf)
         assert reply.status_code == 403
-        assert said(reply, "refused") == "This needs the operator role; you are a viewer."
+        assert said(reply, "refused") == "This needs the operator role; yours is viewer."
     assert enabled(app) == [True]
 
 

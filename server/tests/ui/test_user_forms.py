@@ -5,7 +5,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from tests.conftest import add_user
-from tests.ui.form_posts import post_form, rows, said
+from tests.ui.form_posts import heading, post_form, rows, said
 from tests.ui.test_pages import browser_login
 from xaclab_server.models import User
 
@@ -46,6 +46,7 @@ def test_a_weak_password_is_refused(client: TestClient, app: FastAPI) -> None:
     reply = post_form(client, "/users/create", csrf, username="nina", password="short")
     assert reply.status_code == 422
     assert said(reply, "refused") == "A password has at least 10 characters."
+    assert heading(reply) == "Not accepted"
     assert user_named(app, "nina") is None
     reply = post_form(client, "/users/update", csrf, user_id="31337", role="viewer")
     assert reply.status_code == 422 and said(reply, "refused") == "That user does not exist."
@@ -55,7 +56,8 @@ def test_an_operator_may_not_make_users(client: TestClient, app: FastAPI) -> Non
     csrf = browser_login(client, app, role="operator")
     reply = post_form(client, "/users/create", csrf, username="nina", password=PASSWORD)
     assert reply.status_code == 403
-    assert said(reply, "refused") == "This needs the admin role; you are a operator."
+    assert said(reply, "refused") == "This needs the admin role; yours is operator."
+    assert heading(reply) == "Not allowed"
     assert user_named(app, "nina") is None
     page = client.get("/users")
     assert page.status_code == 403 and said(page, "refused") == "Only admins manage users."

@@ -44,7 +44,7 @@ class LoginNeeded(AccessRefused):
 
 class RoleTooLow(AccessRefused):
     def __init__(self, user: User, role: str) -> None:
-        super().__init__(f"This needs the {role} role; {user.username} is a {user.role}.")
+        super().__init__(f"This needs the {role} role; {user.username}'s role is {user.role}.")
         self.user = user
         self.role = role
 

@@ -27,7 +27,7 @@ def refusal_page(request: Request, refusal: AccessRefused) -> Response:
         return login_redirect(request)
     if isinstance(refusal, RoleTooLow):
         return refused(
-            request, f"This needs the {refusal.role} role; you are a {refusal.user.role}."
+            request, f"This needs the {refusal.role} role; yours is {refusal.user.role}."
         )
     return refused(request, "The form was stale; reload it.")
 

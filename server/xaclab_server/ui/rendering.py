@@ -44,8 +44,14 @@ def not_found(request: Request, what: str) -> Response:
     return render(request, "not_found.html", {"what": what}, 404)
 
 
+# A refusal's heading says which kind it is: 403 is about who asks, 422 about
+# what was asked (a form's value, a link missing its fields).
+REFUSAL_HEADINGS = {403: "Not allowed", 422: "Not accepted"}
+
+
 def refused(request: Request, why: str, status: int = 403) -> Response:
-    return render(request, "refused.html", {"why": why}, status)
+    heading = REFUSAL_HEADINGS.get(status, "Refused")
+    return render(request, "refused.html", {"why": why, "heading": heading}, status)
 
 
 def see_other(target: str) -> Response:
