@@ -24,7 +24,8 @@ VIEW_LABEL = "against the same runs' other configurations"
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """A server on SQLite with RUNS runs of four page_touch configurations on a host whose
-    speed wanders, and one series measured alone; yields the URL and both series' keys."""
+    speed wanders, one series measured alone and one of a single run; yields the URL and the
+    series' keys."""
     url = f"sqlite:///{tmp_path / 'xaclab.sqlite3'}"
     upgrade_head(url)
     token = admin_token(url)
@@ -43,9 +44,11 @@ def live(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
             alone, alone_agent = register_machine(client, "alone-chart")
             for speed in host:
                 store_results(client, alone, alone_agent, "page-touch", [run_of(5.0 * speed)])
+            once, once_agent = register_machine(client, "once-chart")
+            store_results(client, once, once_agent, "page-touch", [run_of(5.0)])
             keys = {
                 name: client.get("/api/v1/series", params={"machine_id": m}).json()[0]["key"]
-                for name, m in (("views", machine), ("alone", alone))
+                for name, m in (("views", machine), ("alone", alone), ("once", once))
             }
         yield server.base_url, keys
 
@@ -54,6 +57,14 @@ def _chart_legend(page: Page, base: str, key: str) -> str:
     page.goto(f"{base}/series/{key}")
     page.wait_for_selector("[data-testid='series-chart'][data-ready='true']", timeout=10_000)
     return page.inner_text("[data-testid='series-chart'] .u-legend")
+
+
+def _log_in(page: Page, base: str) -> None:
+    page.goto(f"{base}/login")
+    page.fill("#username", "admin")
+    page.fill("#password", ADMIN_PASSWORD)
+    page.click("#login-submit")
+    page.wait_for_selector("[data-testid='whoami']")
 
 
 def test_the_series_chart_draws_the_view_beside_the_series(
@@ -66,11 +77,7 @@ def test_the_series_chart_draws_the_view_beside_the_series(
         try:
             page = browser.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{base}/login")
-            page.fill("#username", "admin")
-            page.fill("#password", ADMIN_PASSWORD)
-            page.click("#login-submit")
-            page.wait_for_selector("[data-testid='whoami']")
+            _log_in(page, base)
 
             legend = _chart_legend(page, base, keys["views"])
             assert VIEW_LABEL in legend, legend
@@ -90,3 +97,22 @@ def test_the_series_chart_draws_the_view_beside_the_series(
         finally:
             browser.close()
     assert errors == []
+
+
+def test_a_series_of_one_run_spans_hours_not_years(live: tuple[str, dict[str, str]]) -> None:
+    """With no span to scale to, the time axis is the hour either side of the one run, not
+    the years uPlot alone stretched it over."""
+    base, keys = live
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            _log_in(page, base)
+            drawn = "[data-testid='series-chart'][data-x-span-s]"
+            _chart_legend(page, base, keys["once"])
+            assert page.get_attribute(drawn, "data-x-span-s") == "7200"
+            _chart_legend(page, base, keys["alone"])
+            span = page.get_attribute(drawn, "data-x-span-s")
+            assert span is not None and int(span) < 7200  # RUNS runs, seconds apart
+        finally:
+            browser.close()

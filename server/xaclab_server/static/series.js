@@ -26,11 +26,15 @@
   });
   function value(u, v) { return v == null ? "–" : v.toPrecision(4) + " " + s.unit; }
   var who = s.sut + " on " + s.machine;
+  // One run (or runs stored in the same second) has no span: uPlot would stretch the axis
+  // over years around it. Show the hour either side instead, as the history page does.
+  var span = xs.length ? Math.max.apply(null, xs) - Math.min.apply(null, xs) : 0;
   new uPlot({
     width: Math.max(320, holder.clientWidth - 16),
     height: 360,
     // The axis says UTC, as the table does, whatever the browser's own time zone.
     tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); },
+    scales: { x: span > 0 || !xs.length ? {} : { range: [xs[0] - 3600, xs[0] + 3600] } },
     axes: [
       { label: "time the run's result was stored (UTC)" },
       { label: s.metric + " (" + s.unit + "), " + s.better + " is better", size: 80 }
@@ -48,6 +52,8 @@
     ] : []),
     hooks: {
       draw: [function (u) {
+        // The seconds the time axis spans, for a reader of the page's markup (and its test).
+        holder.dataset.xSpanS = String(Math.round(u.scales.x.max - u.scales.x.min));
         var ctx = u.ctx;
         ctx.save();
         ctx.lineWidth = 2;
