@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import xaclab_testsupport
+from playwright.sync_api import Page
 from xaclab_testsupport import REPO as REPO
 from xaclab_testsupport import create_database
 from xaclab_testsupport import libpq_url as libpq_url
@@ -77,3 +78,12 @@ def admin_token(database_url: str, username: str = "admin") -> str:
             return token
     finally:
         engine.dispose()
+
+
+def browser_log_in(page: Page, base_url: str, username: str = "admin") -> None:
+    """Log a headless browser in as an admin admin_token created, through the login form."""
+    page.goto(f"{base_url}/login")
+    page.fill("#username", username)
+    page.fill("#password", ADMIN_PASSWORD)
+    page.click("#login-submit")
+    page.wait_for_selector("[data-testid='whoami']")

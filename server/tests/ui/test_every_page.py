@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 from playwright.sync_api import ConsoleMessage, Dialog, Request, sync_playwright
 
 from tests.helpers import AGENT, claim, page_touch_results, result_record
-from tests.live import ADMIN_PASSWORD, REGISTRATION_TOKEN, ServerProcess, admin_token
+from tests.live import REGISTRATION_TOKEN, ServerProcess, admin_token, browser_log_in
 from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.watch_helpers import seed_alert
 from xaclab_server.core.migrations import upgrade_head
@@ -183,11 +183,7 @@ def test_every_page_renders_cleanly_and_escapes_stored_text(
             page.on("requestfailed", on_failed)
             page.on("dialog", on_dialog)
 
-            page.goto(f"{base}/login")
-            page.fill("#username", "admin")
-            page.fill("#password", ADMIN_PASSWORD)
-            page.click("#login-submit")
-            page.wait_for_selector("[data-testid='whoami']")
+            browser_log_in(page, base)
             for path in paths:
                 current["path"] = path
                 reply = page.goto(f"{base}{path}", wait_until="load")

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, sync_playwright
 
 from tests.api.test_alerts import CONFIGURATIONS
-from tests.live import ADMIN_PASSWORD, ServerProcess, admin_token
+from tests.live import ServerProcess, admin_token, browser_log_in
 from tests.reproduction_helpers import register_machine, store_results
 from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.watch_helpers import run_of
@@ -59,14 +59,6 @@ def _chart_legend(page: Page, base: str, key: str) -> str:
     return page.inner_text("[data-testid='series-chart'] .u-legend")
 
 
-def _log_in(page: Page, base: str) -> None:
-    page.goto(f"{base}/login")
-    page.fill("#username", "admin")
-    page.fill("#password", ADMIN_PASSWORD)
-    page.click("#login-submit")
-    page.wait_for_selector("[data-testid='whoami']")
-
-
 def test_the_series_chart_draws_the_view_beside_the_series(
     live: tuple[str, dict[str, str]],
 ) -> None:
@@ -77,7 +69,7 @@ def test_the_series_chart_draws_the_view_beside_the_series(
         try:
             page = browser.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
-            _log_in(page, base)
+            browser_log_in(page, base)
 
             legend = _chart_legend(page, base, keys["views"])
             assert VIEW_LABEL in legend, legend
@@ -107,7 +99,7 @@ def test_a_series_of_one_run_spans_hours_not_years(live: tuple[str, dict[str, st
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
-            _log_in(page, base)
+            browser_log_in(page, base)
             drawn = "[data-testid='series-chart'][data-x-span-s]"
             _chart_legend(page, base, keys["once"])
             assert page.get_attribute(drawn, "data-x-span-s") == "7200"
