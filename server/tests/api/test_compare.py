@@ -160,6 +160,38 @@ def test_sut_comparison_pairs_every_tree_with_every_baseline_mode(client: TestCl
     assert suts["only_b"] == 1 and "tree" in suts["note"]
 
 
+def test_systems_that_ran_no_common_workload_are_told_why(client: TestClient) -> None:
+    """A run in which LIBXAC ran nondurable and Berkeley DB durable (as a search-tree run did
+    before the suite's default durability) has no pair; the note names the difference."""
+    machine_id, headers = register(client)
+    body = {"machine_ids": [machine_id], "suites": ["search-tree"], "factors": {}}
+    run_id = client.post("/api/v1/matrices", json=body).json()["runs"][0]["run_id"]
+    results = [
+        result_record(
+            suite="search-tree",
+            benchmark="insert",
+            sut=sut,
+            metric="throughput",
+            params={"count": 1000, "procs": 1, "durability": durability, "mode": durability},
+            samples=[10.0 * (1 + i / 1000) for i in range(12)],
+        )
+        for sut, durability in (("libxac", "nondurable"), ("bdb", "durable"))
+    ]
+    _finish_run(client, headers, results)
+    suts = client.get(
+        "/api/v1/compare", params={"kind": "sut", "a": "bdb", "b": "libxac", "run": run_id}
+    ).json()
+    assert suts["pairs"] == [] and suts["only_a"] == 1 and suts["only_b"] == 1
+    assert suts["note"].startswith(
+        "No pair: durability: LIBXAC nondurable, Berkeley DB durable. Matched on the workload"
+    )
+    # Where they pair, there is nothing to explain.
+    alike = client.get(
+        "/api/v1/compare", params={"kind": "sut", "a": "libxac", "b": "libxac", "run": run_id}
+    ).json()
+    assert alike["pairs"] and not alike["note"].startswith("No pair")
+
+
 def test_machines_of_different_fingerprints_need_the_cross_machine_flag(client: TestClient) -> None:
     """Machines whose identity fingerprints differ: 409 naming the fields; asked for across
     machines, 200 and every pair carries the fields."""

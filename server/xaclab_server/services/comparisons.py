@@ -40,6 +40,8 @@ from xaclab_server.models import Job, Machine, Result, Run
 from xaclab_server.services import comparability, verdicts
 from xaclab_server.services.comparability import ComparisonError, Epochs, epoch_of
 from xaclab_server.services.pairs import Pair, Row, Statistic, canonical, measure
+from xaclab_server.services.systems import title_of
+from xaclab_server.services.unpaired import why_unpaired
 
 # A sut comparison pairs every variant of A (say tree=btree, tree=cobtree) with
 # every variant of B (mode=not_durable, mode=nosync) that ran the same workload:
@@ -234,6 +236,8 @@ def compare_suts(
     comparison.pairs = verdicts.finish(pairs)
     told_apart = {k for r in rows if r.result.sut in (a, b) for k in _variant_params(r, roles)}
     comparison.note = (
+        _unpaired_note(rows, a, b, roles) if side_a and side_b and not pairs else ""
+    ) + (
         "Matched on the workload; system-specific params tell variants apart and every "
         f"variant of {a} is paired with every variant of {b}: "
         + (", ".join(sorted(told_apart)) or "none")
@@ -241,6 +245,13 @@ def compare_suts(
         + _within_epochs_note(epochs, rows)
     )
     return comparison
+
+
+def _unpaired_note(rows: list[Row], a: str, b: str, roles: ParamRoles) -> str:
+    """Both systems ran, yet no workload of one is a workload of the other: say what differs
+    (B first, as the page's title reads: "LIBXAC against Berkeley DB")."""
+    why = why_unpaired(rows, b, a, title=title_of, role=roles.role)
+    return f"No pair: {why}. " if why else ""
 
 
 def _within_epochs_note(epochs: Epochs, rows: list[Row]) -> str:

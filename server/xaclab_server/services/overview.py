@@ -18,7 +18,6 @@ Per suite with results in the epoch:
   the series' medians over the epoch's last :data:`TREND_RUNS` runs.
 """
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,10 +34,12 @@ from xaclab_server.services.compare_runs import comparison_out
 from xaclab_server.services.compare_view import ForestView, forest, shared_params
 from xaclab_server.services.comparisons import compare_suts, matched_params
 from xaclab_server.services.epochs import epochs_with_changes
+from xaclab_server.services.pairs import Row
 from xaclab_server.services.result_views import flags_of, result_interval
 from xaclab_server.services.series_keys import SeriesKey, history_url, series_key
 from xaclab_server.services.suites import Suite
-from xaclab_server.services.systems import Systems, params_words, value_words
+from xaclab_server.services.systems import Systems, params_words
+from xaclab_server.services.unpaired import why_unpaired
 
 TREND_RUNS = 12
 
@@ -227,42 +228,14 @@ def _compare(
 def _unshared(
     rows: Sequence[Any], other: str, suite: str, systems: Systems, roles: ParamRoles
 ) -> str:
-    """Why LIBXAC and ``other`` have no pair in ``rows``, in words: the benchmarks they ran
-    where those differ, else the workload params on which they share no value ("durability:
-    LIBXAC nondurable, Berkeley DB durable")."""
-    title = systems.style(other).title
-    benchmarks: dict[str, set[str]] = {LIBXAC: set(), other: set()}
-    for result, _p in rows:
-        if result.sut in benchmarks:
-            benchmarks[result.sut].add(result.benchmark)
-    common = benchmarks[LIBXAC] & benchmarks[other]
-    if not common:
-        return (
-            f"different benchmarks: LIBXAC {' or '.join(sorted(benchmarks[LIBXAC]))}, "
-            f"{title} {' or '.join(sorted(benchmarks[other]))}"
-        )
-    seen: dict[str, dict[str, set[str]]] = {LIBXAC: {}, other: {}}
-    for result, job_params in rows:
-        if result.sut not in seen or result.benchmark not in common:
-            continue
-        for key, value in matched_params(result, job_params).items():
-            if roles.role(suite, key) == "workload":
-                seen[result.sut].setdefault(key, set()).add(json.dumps(value, sort_keys=True))
-    ours, theirs = seen[LIBXAC], seen[other]
-
-    def words(values: set[str]) -> str:
-        loaded = [json.loads(v) for v in values]
-        numbers = sorted(
-            v for v in loaded if isinstance(v, int | float) and not isinstance(v, bool)
-        )
-        if len(numbers) == len(loaded) and len(numbers) > 3:
-            return f"{value_words(numbers[0])} to {value_words(numbers[-1])}"
-        return " or ".join(sorted(value_words(v) for v in loaded))
-
-    return "; ".join(
-        f"{key.replace('_', ' ')}: LIBXAC {words(ours[key])}, {title} {words(theirs[key])}"
-        for key in sorted(ours.keys() & theirs.keys())
-        if not ours[key] & theirs[key]
+    """Why LIBXAC and ``other`` have no pair in ``rows`` ((result, job params) of one run), in
+    words (services/unpaired.py)."""
+    return why_unpaired(
+        [Row(result, matched_params(result, job_params)) for result, job_params in rows],
+        LIBXAC,
+        other,
+        title=lambda name: systems.style(name).title,
+        role=lambda _suite, key: roles.role(suite, key),
     )
 
 
