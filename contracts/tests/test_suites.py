@@ -143,6 +143,18 @@ def test_the_schema_refuses_and_the_parser_says_where(change: dict[str, Any], wo
         ({"recorded": {"reps": {"role": "workload"}}}, "in both 'params' and 'recorded'"),
         ({"recorded": {"write_cache": {"role": "system"}}}, "a factor the agent applies"),
         ({"params": {"timeout": {"type": "integer", "flag": "--t"}}}, "a factor the agent"),
+        (
+            {"params": {"m": {"type": "enum", "choices": ["on"], "flag": "--m", "default": "of"}}},
+            "parameter 'm': its default: Parameter 'm' must be one of on, not 'of'.",
+        ),
+        (
+            {"params": {"p": {"type": "integer", "flag": "--p", "max": 9, "default": 10}}},
+            "its default: Parameter 'p' = 10 is outside",
+        ),
+        (
+            {"params": {"f": {"type": "boolean", "flag": "--f", "default": True}}},
+            "parameter 'f': a boolean has no default (it is false)",
+        ),
     ],
 )
 def test_what_a_schema_cannot_say_is_checked_after_it(change: dict[str, Any], words: str) -> None:
@@ -238,6 +250,43 @@ def test_argv_follows_the_declaration() -> None:
         suite.argv("c", "quick", {}, bin_dir)
     with pytest.raises(ParamError, match="no profile 'slow'; its profiles are: quick, full"):
         suite.argv("a", "slow", {}, bin_dir)
+
+
+def test_a_declared_default_runs_where_the_job_leaves_the_parameter_out() -> None:
+    suite = parse_suite(
+        declaration(
+            params={
+                "mode": {
+                    "type": "enum",
+                    "choices": ["on", "off"],
+                    "flag": "--mode",
+                    "default": "off",
+                },
+                "reps": {"type": "integer", "flag": "--reps", "programs": ["b"], "default": 2},
+                "fast": {"type": "boolean", "flag": "--fast"},
+            }
+        ),
+        source=Path("x.json"),
+    )
+    bin_dir = Path("/opt/bin")
+    assert suite.argv("a", "quick", {}, bin_dir) == ["/opt/bin/a", "--quick", "--mode", "off"]
+    assert suite.argv("b", "full", {}, bin_dir) == ["/opt/bin/b", "--mode", "off", "--reps", "2"]
+    # A value the job gives wins over the default; the job's params are not changed.
+    given = {"mode": "on"}
+    assert suite.argv("b", "full", given, bin_dir) == ["/opt/bin/b", "--mode", "on", "--reps", "2"]
+    assert given == {"mode": "on"}
+    assert suite.defaults_for(given) == {"reps": 2}
+    assert suite.with_defaults({"fast": True}) == {"mode": "off", "reps": 2, "fast": True}
+
+
+def test_the_search_tree_suite_runs_every_system_alike_by_default() -> None:
+    suite = load_suite("search-tree")
+    bin_dir = Path("/opt/bin")
+    for program in suite.programs:
+        argv = suite.argv(program, "quick", {}, bin_dir)
+        assert argv[argv.index("--durability") + 1] == "nondurable", argv
+        chosen = suite.argv(program, "quick", {"durability": "durable"}, bin_dir)
+        assert chosen.count("--durability") == 1 and chosen[-1] == "durable"
 
 
 def test_cli_params_are_typed_then_checked() -> None:

@@ -66,6 +66,9 @@ class ParamDecl:
     # The programs that get this parameter; empty means every program of the suite.
     programs: tuple[str, ...] = ()
     role: Role = "workload"
+    # What a job that leaves the parameter out runs with; None: not passed, so each
+    # program's own default applies.
+    default: object = None
 
     def applies_to(self, program: str) -> bool:
         return not self.programs or program in self.programs
@@ -149,10 +152,25 @@ class Suite:
         if program not in self.programs:
             raise SuiteError(f"Suite {self.name!r} has no program {program!r}.")
         argv = [str(bin_dir / program), *self.profile_args(profile)]
+        given = self.with_defaults(params)
         for name, decl in self.params.items():
-            if name in params and decl.applies_to(program):
-                argv.extend(_param_args(decl, params[name]))
+            if name in given and decl.applies_to(program):
+                argv.extend(_param_args(decl, given[name]))
         return argv
+
+    def with_defaults(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` and, for each parameter they leave out, the suite's default if it
+        declares one: what the programs run with."""
+        return {**self.defaults_for(params), **params}
+
+    def defaults_for(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The suite's defaults of the parameters ``params`` leaves out (pages say which
+        values a job ran with that nobody chose)."""
+        return {
+            name: decl.default
+            for name, decl in self.params.items()
+            if decl.default is not None and name not in params
+        }
 
     def profile_args(self, profile: object) -> tuple[str, ...]:
         if not isinstance(profile, str) or profile not in self.profiles:
@@ -413,7 +431,7 @@ def _param(source: Path, name: str, decl: dict[str, Any], programs: list[str]) -
     low, high = decl.get("min"), decl.get("max")
     if low is not None and high is not None and low > high:
         raise SuiteError(f"{source}: parameter {name!r}: min {low} is above max {high}")
-    return ParamDecl(
+    parsed = ParamDecl(
         name=name,
         type=decl["type"],
         flag=decl["flag"],
@@ -423,7 +441,17 @@ def _param(source: Path, name: str, decl: dict[str, Any], programs: list[str]) -
         choices=tuple(decl.get("choices", ())),
         programs=tuple(applies),
         role=decl.get("role", "workload"),
+        default=decl.get("default"),
     )
+    if parsed.default is not None and parsed.type == "boolean":
+        # A form's unticked box sends nothing, so a default of true could not be undone.
+        raise SuiteError(f"{source}: parameter {name!r}: a boolean has no default (it is false)")
+    if parsed.default is not None:
+        try:
+            check_param(parsed, parsed.default)
+        except ParamError as refused:
+            raise SuiteError(f"{source}: parameter {name!r}: its default: {refused}") from None
+    return parsed
 
 
 def _parse_text(decl: ParamDecl, text: str) -> object:

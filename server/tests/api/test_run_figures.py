@@ -151,8 +151,8 @@ def test_history_links_of_a_run_lead_to_its_series(client: TestClient) -> None:
 
 
 def test_a_param_on_which_the_systems_differ_is_in_their_labels(client: TestClient) -> None:
-    """A search-tree run without durability: each program keeps its default, the LIBXAC trees
-    nondurable and the baselines durable.  The labels say so; no row hides it."""
+    """A search-tree run from before the suite's default durability: each program kept its own,
+    the LIBXAC trees nondurable and the baselines durable.  The labels say so; no row hides it."""
     machine_id, agent = register_machine(client, "lab-trees-apart")
     records = search_tree_records(seed=7)
     for record in records:

@@ -49,8 +49,8 @@ def test_the_overview_compares_libxac_with_every_other_system(client: TestClient
 
 
 def _baselines_durable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A search-tree run without a durability param: each program keeps its own default,
-    the LIBXAC trees nondurable and the baselines durable (the suite's description)."""
+    """A search-tree run from before the suite declared its default durability: each program
+    kept its own, the LIBXAC trees nondurable and the baselines durable."""
     for record in records:
         if record["sut"] != "libxac":
             record["params"] = {**record["params"], "durability": "durable", "mode": "durable"}

@@ -111,3 +111,16 @@ def test_unknown_runs_and_actions_are_404(client: TestClient, app: FastAPI) -> N
         reply = post_form(client, path, csrf)
         assert reply.status_code == 404 and "does not exist" in reply.text, path
     assert job_states(app, run_id) == ["queued"]
+
+
+def test_the_run_form_names_a_suites_default(client: TestClient, app: FastAPI) -> None:
+    """search-tree declares durability nondurable for every program; a parameter without a
+    declared default keeps each program's own."""
+    register(client)
+    browser_login(client, app)
+    page = client.get("/runs/new").text
+    durability = page[page.index('id="search-tree.param.durability"') :]
+    assert durability[: durability.index("</select>")].count("<option") == 3
+    assert '<option value="">(the suite\'s default: nondurable)</option>' in durability
+    order = page[page.index('id="search-tree.param.order"') :]
+    assert order.split("</option>", 1)[0].endswith('<option value="">(program default)')
