@@ -192,6 +192,41 @@ def test_systems_that_ran_no_common_workload_are_told_why(client: TestClient) ->
     assert alike["pairs"] and not alike["note"].startswith("No pair")
 
 
+def test_two_runs_that_share_no_workload_are_told_why(client: TestClient) -> None:
+    """Run 2 searched where run 1 inserted (no common benchmark); run 3 inserted with 2
+    processes where run 1 had 1 (no common value of procs)."""
+    machine_id, headers = register(client)
+
+    def tree_run(benchmark: str, procs: int) -> int:
+        run_id = _run(client, machine_id, suite="search-tree")
+        params = {"count": 1000, "procs": procs, "durability": "nondurable", "mode": "nondurable"}
+        record = result_record(
+            suite="search-tree",
+            benchmark=benchmark,
+            sut="libxac",
+            metric="throughput",
+            params=params,
+            samples=[10.0 * (1 + i / 1000) for i in range(12)],
+        )
+        _finish_run(client, headers, [record])
+        return run_id
+
+    first, search, wider = tree_run("insert", 1), tree_run("search", 1), tree_run("insert", 2)
+    out = client.get("/api/v1/compare", params={"kind": "runs", "a": first, "b": search}).json()
+    assert out["pairs"] == []
+    assert out["note"].startswith(
+        f"No pair: different benchmarks: insert in run {first}, search in run {search}. Both sides"
+    )
+    out = client.get("/api/v1/compare", params={"kind": "runs", "a": first, "b": wider}).json()
+    assert out["note"].startswith(f"No pair: procs: 1 in run {first}, 2 in run {wider}. Both sides")
+    page = client.get("/compare", params={"kind": "runs", "a": first, "b": wider})
+    assert f"No pair: procs: 1 in run {first}, 2 in run {wider}." in page.text
+    # Runs that pair need no such sentence.
+    again = tree_run("insert", 2)
+    out = client.get("/api/v1/compare", params={"kind": "runs", "a": wider, "b": again}).json()
+    assert out["pairs"] and out["note"].startswith("Both sides")
+
+
 def test_machines_of_different_fingerprints_need_the_cross_machine_flag(client: TestClient) -> None:
     """Machines whose identity fingerprints differ: 409 naming the fields; asked for across
     machines, 200 and every pair carries the fields."""

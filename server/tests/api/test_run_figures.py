@@ -170,3 +170,46 @@ def test_a_param_on_which_the_systems_differ_is_in_their_labels(client: TestClie
         "LMDB · durability durable",
     ]
     assert "durability" not in throughput["common"]
+
+
+def test_a_label_names_what_sets_its_row_apart_not_every_knob(client: TestClient) -> None:
+    """The serial trees of tree_blocks beside the transactional B+-tree: LIBXAC's knobs
+    (writers, escalate_after ...) are recorded by the transactional tree only.  They do not
+    tell its row from the serial ones (version does), so its label leaves them out, until two
+    rows differ in one."""
+    machine_id, agent = register_machine(client, "lab-knobs")
+    knobs = {"writers": 4, "escalate_after": 8, "keep_pages": True}
+    rows: list[dict[str, Any]] = [
+        {"block_bytes": 4096, "tree": "btree", "version": "serial"},
+        {"block_bytes": 8192, "tree": "btree", "version": "serial"},
+        {"block_bytes": 4096, "tree": "btree", "version": "transactional", **knobs},
+    ]
+    records = [r for r in search_tree_records(seed=9) if r["sut"] != "libxac"]
+    template = next(r for r in search_tree_records(seed=9) if r["metric"] == "throughput")
+    for index, params in enumerate(rows):
+        record = json.loads(json.dumps(template))
+        record["params"] = {**record["params"], "advisory": False, **params}
+        record["samples"] = [1000.0 * (index + 1) + i for i in range(6)]
+        records.append(record)
+    run_id = store_results(client, machine_id, agent, "search-tree", records)
+    labels = [
+        s["label"]
+        for s in _figure(_figures(client, run_id), "insert", "throughput", "dots")["series"]
+    ]
+    assert labels[:3] == [
+        "LIBXAC · block bytes 4096 · version serial",
+        "LIBXAC · block bytes 8192 · version serial",
+        "LIBXAC · block bytes 4096 · version transactional",
+    ]
+    # Two transactional rows that differ in a knob: the knob is named, the others are not.
+    second = json.loads(json.dumps(records[-1]))
+    second["params"]["writers"] = 2
+    second["samples"] = [9000.0 + i for i in range(6)]
+    run_id = store_results(client, machine_id, agent, "search-tree", [*records, second])
+    labels = [
+        s["label"]
+        for s in _figure(_figures(client, run_id), "insert", "throughput", "dots")["series"]
+    ]
+    assert "LIBXAC · block bytes 4096 · version transactional · writers 4" in labels
+    assert "LIBXAC · block bytes 4096 · version transactional · writers 2" in labels
+    assert not [label for label in labels if "escalate" in label or "keep pages" in label]

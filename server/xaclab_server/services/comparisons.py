@@ -41,7 +41,7 @@ from xaclab_server.services import comparability, verdicts
 from xaclab_server.services.comparability import ComparisonError, Epochs, epoch_of
 from xaclab_server.services.pairs import Pair, Row, Statistic, canonical, measure
 from xaclab_server.services.systems import title_of
-from xaclab_server.services.unpaired import why_unpaired
+from xaclab_server.services.unpaired import why_apart, why_unpaired
 
 # A sut comparison pairs every variant of A (say tree=btree, tree=cobtree) with
 # every variant of B (mode=not_durable, mode=nosync) that ran the same workload:
@@ -138,8 +138,16 @@ def compare_runs(
         cross_machine=cross_machine,
         carried=comparability.env_differences(rows_a, rows_b),
     )
-    _pair_up(comparison, rows_a, rows_b, key=_full_key(roles or shipped_roles()), epochs=epochs)
-    comparison.note = _epochs_note(epochs, side_a, side_b, comparison)
+    roles = roles or shipped_roles()
+    _pair_up(comparison, rows_a, rows_b, key=_full_key(roles), epochs=epochs)
+    apart = (
+        why_apart((a_label, rows_a), (b_label, rows_b), role=roles.role, roles=PAIRED_ROLES)
+        if rows_a and rows_b and not comparison.pairs
+        else ""
+    )
+    comparison.note = (f"No pair: {apart}. " if apart else "") + _epochs_note(
+        epochs, side_a, side_b, comparison
+    )
     return comparison
 
 
@@ -339,6 +347,10 @@ def _params_without(row: Row, roles: ParamRoles, left_out: frozenset[Role]) -> d
 def _variant_params(row: Row, roles: ParamRoles) -> dict[str, Any]:
     suite = row.result.suite
     return {k: v for k, v in row.params.items() if roles.role(suite, k) in VARIANT_ROLES}
+
+
+# The roles of the params two runs' results pair on (every one but the observed).
+PAIRED_ROLES = ("workload", "system")
 
 
 def _full_key(roles: ParamRoles) -> Callable[[Row], tuple[str, ...]]:

@@ -249,9 +249,10 @@ def _series_groups(
             variant = {k: item.params.get(k) for k in varying}
             variants.setdefault(canonical(variant), []).append(item)
         style = ctx.systems.style(system)
+        named = _label_keys([json.loads(t) for t in variants], varying, apart)
         for index, (variant_text, members) in enumerate(variants.items()):
             variant = json.loads(variant_text)
-            words = params_words({k: v for k, v in variant.items() if v is not None})
+            words = params_words({k: v for k, v in variant.items() if v is not None and k in named})
             colour, shape, dash = variant_style(style.colour, index)
             series = Series(
                 system=system,
@@ -265,6 +266,24 @@ def _series_groups(
             )
             out.append((series, members))
     return out
+
+
+def _label_keys(variants: list[dict[str, Any]], keys: list[str], apart: set[str]) -> set[str]:
+    """The params a system's series labels name: those on which the systems differ, those
+    every variant carries, and of the others (LIBXAC's knobs, which only its transactional
+    trees record, beside the serial trees of tree_blocks) only those still needed to tell two
+    variants apart.  A label says what sets its row apart, not every setting of the row."""
+    named = set(apart) | {k for k in keys if all(v.get(k) is not None for v in variants)}
+
+    def told_apart(chosen: set[str]) -> int:
+        return len({json.dumps([v.get(k) for k in sorted(chosen)]) for v in variants})
+
+    for key in keys:
+        if told_apart(named) == len(variants):
+            break
+        if key not in named and told_apart(named | {key}) > told_apart(named):
+            named.add(key)
+    return named
 
 
 def _systems_apart(items: list[Item], x_param: str | None) -> set[str]:
