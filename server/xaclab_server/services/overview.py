@@ -9,10 +9,10 @@ Per suite with results in the epoch:
   comparison (``kind=sut``: ratios with 95% intervals, Benjamini–Hochberg
   verdicts, flagged pairs in doubt), unless the suite declares
   ``system_ratios`` false (the crash suite's counts); where the latest run has no workload
-  both ran (a default search-tree run: the LIBXAC trees nondurable, the
-  baselines durable), the comparison comes from the epoch's latest run that
-  has one, and says so and what differed; with none, a sentence names what
-  differed;
+  both ran (a search-tree run from before the suite's default durability:
+  the LIBXAC trees nondurable, the baselines durable), the comparison comes
+  from the epoch's latest run that has one, and says so and what differed;
+  with none, a sentence names what differed;
 - its **measures** (every series of the latest run; those the comparisons
   cover first), each with its median, interval and flags and a small trend:
   the series' medians over the epoch's last :data:`TREND_RUNS` runs.

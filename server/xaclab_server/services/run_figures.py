@@ -237,8 +237,9 @@ def _series_groups(
     items: list[Item], ctx: Context, x_param: str | None
 ) -> list[tuple[Series, list[Item]]]:
     """One series per system and variant: the params that vary among that system's results,
-    and those on which the systems differ (a default search-tree run: the LIBXAC trees
-    nondurable, the baselines durable), so no label hides what sets its series apart."""
+    and those on which the systems differ (a search-tree run from before the suite's default
+    durability: the LIBXAC trees nondurable, the baselines durable), so no label hides what
+    sets its series apart; of those, _label_keys says which a label names."""
     out: list[tuple[Series, list[Item]]] = []
     apart = _systems_apart(items, x_param)
     for system in ctx.systems.order({i.result.sut for i in items}):
