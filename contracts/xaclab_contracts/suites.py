@@ -164,8 +164,7 @@ class Suite:
         return {**self.defaults_for(params), **params}
 
     def defaults_for(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The suite's defaults of the parameters ``params`` leaves out (pages say which
-        values a job ran with that nobody chose)."""
+        """The suite's defaults of the parameters ``params`` leaves out."""
         return {
             name: decl.default
             for name, decl in self.params.items()
@@ -443,14 +442,15 @@ def _param(source: Path, name: str, decl: dict[str, Any], programs: list[str]) -
         role=decl.get("role", "workload"),
         default=decl.get("default"),
     )
-    if parsed.default is not None and parsed.type == "boolean":
+    if parsed.default is None:
+        return parsed
+    if parsed.type == "boolean":
         # A form's unticked box sends nothing, so a default of true could not be undone.
         raise SuiteError(f"{source}: parameter {name!r}: a boolean has no default (it is false)")
-    if parsed.default is not None:
-        try:
-            check_param(parsed, parsed.default)
-        except ParamError as refused:
-            raise SuiteError(f"{source}: parameter {name!r}: its default: {refused}") from None
+    try:
+        check_param(parsed, parsed.default)
+    except ParamError as refused:
+        raise SuiteError(f"{source}: parameter {name!r}: its default: {refused}") from None
     return parsed
 
 

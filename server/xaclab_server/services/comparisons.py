@@ -145,9 +145,7 @@ def compare_runs(
         if rows_a and rows_b and not comparison.pairs
         else ""
     )
-    comparison.note = (f"No pair: {apart}. " if apart else "") + _epochs_note(
-        epochs, side_a, side_b, comparison
-    )
+    comparison.note = _no_pair(apart) + _epochs_note(epochs, side_a, side_b, comparison)
     return comparison
 
 
@@ -258,7 +256,11 @@ def compare_suts(
 def _unpaired_note(rows: list[Row], a: str, b: str, roles: ParamRoles) -> str:
     """Both systems ran, yet no workload of one is a workload of the other: say what differs
     (B first, as the page's title reads: "LIBXAC against Berkeley DB")."""
-    why = why_unpaired(rows, b, a, title=title_of, role=roles.role)
+    return _no_pair(why_unpaired(rows, b, a, title=title_of, role=roles.role))
+
+
+def _no_pair(why: str) -> str:
+    """The sentence a note opens with when its sides have no pair; "" without a reason."""
     return f"No pair: {why}. " if why else ""
 
 

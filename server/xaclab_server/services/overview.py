@@ -38,7 +38,7 @@ from xaclab_server.services.pairs import Row
 from xaclab_server.services.result_views import flags_of, result_interval
 from xaclab_server.services.series_keys import SeriesKey, history_url, series_key
 from xaclab_server.services.suites import Suite
-from xaclab_server.services.systems import Systems, params_words
+from xaclab_server.services.systems import Systems, params_words, title_of
 from xaclab_server.services.unpaired import why_unpaired
 
 TREND_RUNS = 12
@@ -234,7 +234,7 @@ def _unshared(
         [Row(result, matched_params(result, job_params)) for result, job_params in rows],
         LIBXAC,
         other,
-        title=lambda name: systems.style(name).title,
+        title=title_of,
         role=lambda _suite, key: roles.role(suite, key),
     )
 

@@ -250,9 +250,9 @@ def _series_groups(
             variant = {k: item.params.get(k) for k in varying}
             variants.setdefault(canonical(variant), []).append(item)
         style = ctx.systems.style(system)
-        named = _label_keys([json.loads(t) for t in variants], varying, apart)
-        for index, (variant_text, members) in enumerate(variants.items()):
-            variant = json.loads(variant_text)
+        parsed = [json.loads(t) for t in variants]
+        named = _label_keys(parsed, varying, apart)
+        for index, (variant, members) in enumerate(zip(parsed, variants.values(), strict=True)):
             words = params_words({k: v for k, v in variant.items() if v is not None and k in named})
             colour, shape, dash = variant_style(style.colour, index)
             series = Series(
