@@ -129,3 +129,20 @@ def test_systems_and_factor_values_are_named_in_words() -> None:
     )
     assert (factor.a, factor.b) == ("write cache off", "write cache on")
     assert [w for w, _c, _s in factor.outcomes] == ["no significant difference"]
+
+
+def test_a_row_names_what_sets_it_apart_not_knobs_only_some_rows_carry() -> None:
+    """The serial trees of tree_blocks beside the transactional B+-tree, whose knobs only it
+    records: its row is told apart by version, so the knobs stay out of its label."""
+    knobs = {"writers": 4, "escalate_after": 8, "keep_pages": True}
+    pairs = [
+        pair("libxac", 1.1, block_bytes=4096, version="serial"),
+        pair("libxac", 0.9, block_bytes=8192, version="serial"),
+        pair("libxac", 1.0, block_bytes=4096, version="transactional", **knobs),
+    ]
+    view = forest(comparison("runs", "run 2", "run 3", pairs))
+    assert sorted(r.label for r in view.rows) == [
+        "LIBXAC · block bytes 4096 · version serial",
+        "LIBXAC · block bytes 4096 · version transactional",
+        "LIBXAC · block bytes 8192 · version serial",
+    ]

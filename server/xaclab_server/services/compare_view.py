@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from xaclab_server.schemas.comparison import ComparisonOut, PairOut
+from xaclab_server.services.label_keys import label_keys
 from xaclab_server.services.systems import metric_words, params_words, title_of, unit_words
 
 Outcome = Literal["better", "worse", "same", "doubt"]
@@ -147,10 +148,17 @@ def forest(comparison: ComparisonOut) -> ForestView:
         for (benchmark, sut), own in sorted(own_shared.items())
         if own
     ]
+    named = {
+        key: _named(group, own_shared[key].keys() | shared.keys()) for key, group in groups.items()
+    }
     rows = []
     for pair in pairs:
         said = shared.keys() | own_shared[(pair.benchmark, pair.sut)].keys()
-        differs = {k: v for k, v in pair.params.items() if k not in said}
+        differs = {
+            k: v
+            for k, v in pair.params.items()
+            if k not in said and k in named[(pair.benchmark, pair.sut)]
+        }
         label = _label(pair.sut, differs)
         measure = f"{metric_words(pair.metric)} ({unit_words(pair.unit)}, {pair.better} is better)"
         group = f"{pair.benchmark}: {measure}"
@@ -160,6 +168,13 @@ def forest(comparison: ComparisonOut) -> ForestView:
     return ForestView(
         common=_system_params_words(shared), rows=rows, a=a, b=b, system_common=system_common
     )
+
+
+def _named(group: list[PairOut], said: set[str]) -> set[str]:
+    """The params the labels of one system's pairs of a benchmark name (label_keys.py)."""
+    rows = {_text({k: v for k, v in p.params.items() if k not in said}): p for p in group}
+    distinct = [json.loads(text) for text in rows]
+    return label_keys(distinct, sorted({k for r in distinct for k in r}))
 
 
 def _system_params_words(params: dict[str, Any]) -> str:

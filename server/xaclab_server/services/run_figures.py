@@ -56,6 +56,7 @@ from xaclab_server.services.distributions import (
     nines,
     percentile_label,
 )
+from xaclab_server.services.label_keys import label_keys
 from xaclab_server.services.result_views import flags_of, result_interval
 from xaclab_server.services.series_keys import canonical, history_url, series_key, series_params
 from xaclab_server.services.suites import Suite
@@ -239,7 +240,7 @@ def _series_groups(
     """One series per system and variant: the params that vary among that system's results,
     and those on which the systems differ (a search-tree run from before the suite's default
     durability: the LIBXAC trees nondurable, the baselines durable), so no label hides what
-    sets its series apart; of those, _label_keys says which a label names."""
+    sets its series apart; of those, label_keys says which a label names."""
     out: list[tuple[Series, list[Item]]] = []
     apart = _systems_apart(items, x_param)
     for system in ctx.systems.order({i.result.sut for i in items}):
@@ -251,7 +252,7 @@ def _series_groups(
             variants.setdefault(canonical(variant), []).append(item)
         style = ctx.systems.style(system)
         parsed = [json.loads(t) for t in variants]
-        named = _label_keys(parsed, varying, apart)
+        named = label_keys(parsed, varying, always=apart)
         for index, (variant, members) in enumerate(zip(parsed, variants.values(), strict=True)):
             words = params_words({k: v for k, v in variant.items() if v is not None and k in named})
             colour, shape, dash = variant_style(style.colour, index)
@@ -267,24 +268,6 @@ def _series_groups(
             )
             out.append((series, members))
     return out
-
-
-def _label_keys(variants: list[dict[str, Any]], keys: list[str], apart: set[str]) -> set[str]:
-    """The params a system's series labels name: those on which the systems differ, those
-    every variant carries, and of the others (LIBXAC's knobs, which only its transactional
-    trees record, beside the serial trees of tree_blocks) only those still needed to tell two
-    variants apart.  A label says what sets its row apart, not every setting of the row."""
-    named = set(apart) | {k for k in keys if all(v.get(k) is not None for v in variants)}
-
-    def told_apart(chosen: set[str]) -> int:
-        return len({json.dumps([v.get(k) for k in sorted(chosen)]) for v in variants})
-
-    for key in keys:
-        if told_apart(named) == len(variants):
-            break
-        if key not in named and told_apart(named | {key}) > told_apart(named):
-            named.add(key)
-    return named
 
 
 def _systems_apart(items: list[Item], x_param: str | None) -> set[str]:
