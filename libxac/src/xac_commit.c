@@ -540,8 +540,7 @@ static int commit_durable(struct xac_env *e, size_t nw)
             xgc_reclaim(sg, UINT64_MAX); /* nobody runs */
         }
         ST(&h->ch_direct, 0);
-        if ((++tx->tx_commits & 255) == 0)
-            xctl_reap(&e->xe_ctl);
+        tx->tx_commits++;
         xseg_unlock(sg);
         if (rc == 0)
             tx->tx_committed_at = c;
@@ -556,8 +555,7 @@ static int commit_durable(struct xac_env *e, size_t nw)
         if (gc_due(e, nw))
             xgc_collect(sg, 0);
     }
-    if ((++tx->tx_commits & 255) == 0)
-        xctl_reap(&e->xe_ctl);
+    tx->tx_commits++;
     xseg_unlock(sg);
     if (rc != 0)
         return rc;
@@ -585,7 +583,7 @@ static int commit_durable(struct xac_env *e, size_t nw)
 
 /* ---- the commit ------------------------------------------------------ */
 
-int xcm_commit(struct xac_env *e)
+static int commit(struct xac_env *e)
 {
     struct xctl_hdr *h = ch(e);
     struct xtxn *tx = &e->xe_tx;
@@ -625,9 +623,38 @@ int xcm_commit(struct xac_env *e)
     }
     if (rc == 0)
         tx->tx_committed_at = c;
-    if ((++tx->tx_commits & 255) == 0)
-        xctl_reap(&e->xe_ctl);
+    tx->tx_commits++;
     xseg_unlock(sg);
     xcn_leave(&e->xe_cn, &e->xe_ctl, rc == 0);
+    return rc;
+}
+
+/* Every XCM_LOOK_EVERY-th commit of a process looks at XCM_LOOK_SLOTS
+ * slots for a dead process, after the commit, without the lock; the reap
+ * takes the lock only if one looked dead.  The looks cost the same per
+ * commit at any number of processes, and every slot is looked at within
+ * XCM_LOOK_EVERY * slots / XCM_LOOK_SLOTS commits of any one process.
+ * Other paths reap at once where a dead process is in the way: a
+ * conflict with its page, a short pool, an admission or irrevocable
+ * token it holds (xac_contend.c), xInit. */
+#define XCM_LOOK_EVERY 256u
+#define XCM_LOOK_SLOTS 8u
+static void look_for_dead(struct xac_env *e)
+{
+    if (!xctl_any_dead(&e->xe_ctl, XCM_LOOK_SLOTS))
+        return;
+    e->xe_seg.sg_reap = 1; /* xseg_lock reaps */
+    xseg_lock(&e->xe_seg);
+    xseg_unlock(&e->xe_seg);
+}
+
+int xcm_commit(struct xac_env *e)
+{
+    unsigned long before = e->xe_tx.tx_commits;
+    int rc = commit(e);
+
+    if (e->xe_tx.tx_commits != before &&
+        e->xe_tx.tx_commits % XCM_LOOK_EVERY == 0)
+        look_for_dead(e);
     return rc;
 }

@@ -22,8 +22,8 @@
  * (docs/benchmarks-scaling.md, "Waiters that sleep"). */
 #define XCN_ADMIT_NAP_NS 10000000L
 /* An admission waiter that saw no admitted writer finish for this many
- * naps (10 ms) looks for dead ones (reaping reads /proc for every slot,
- * under ch_lock: not something to do every nap); after twice as many
+ * naps (10 ms) looks for dead ones (reading /proc for every slot: not
+ * something to do every nap); after twice as many
  * (20 ms) it gives up waiting and runs: the writers may be waiting for
  * it (a program that holds transactions open across processes). */
 #define XCN_STUCK_NAPS 1
@@ -58,9 +58,12 @@ static int nap(uint32_t *w, uint32_t seq, uint32_t *waiters, long ns)
 }
 
 /* The holder of a lock word in the control file may have died: reap dead
- * slots (which frees what they held, xctl_forget_contention). */
+ * slots (which frees what they held, xctl_forget_contention).  Looked for
+ * first without ch_lock, which the writers we wait for need. */
 static void reap(struct xctl *cx)
 {
+    if (!xctl_any_dead(cx, UINT32_MAX))
+        return;
     xctl_lock(cx);
     xctl_reap(cx);
     xctl_unlock(cx);

@@ -170,7 +170,7 @@ int xctl_open(struct xctl *cx, const char *dir, size_t psize)
     struct xctl_slot *slots;
     uint32_t i, mine = UINT32_MAX;
     pid_t pid = xos.getpid();
-    int rc;
+    int rc, dead;
 
     memset(cx, 0, sizeof *cx);
     cx->cx_fd = -1;
@@ -221,9 +221,14 @@ int xctl_open(struct xctl *cx, const char *dir, size_t psize)
         goto fail;
     }
 
+    /* Dead slots are freed before we take one, but looked for before
+     * ch_lock is ours: the running writers need it to commit. */
+    cx->cx_slot = UINT32_MAX;
+    dead = xctl_any_dead(cx, UINT32_MAX);
     ctl_lock(cx);
     slots = ctl_slots(cx);
-    xctl_reap(cx);
+    if (dead)
+        xctl_reap(cx);
     for (i = 0; i < h->ch_nslots && mine == UINT32_MAX; i++)
         if (slots[i].cs_state != XS_LIVE)
             mine = i;
@@ -233,6 +238,7 @@ int xctl_open(struct xctl *cx, const char *dir, size_t psize)
         slots[mine].cs_start = xos_proc_start(pid);
         __atomic_store_n(&slots[mine].cs_state, XS_LIVE, __ATOMIC_SEQ_CST);
         cx->cx_slot = mine;
+        cx->cx_look = mine + 1; /* each process looks elsewhere first */
         if (mine >= h->ch_slot_hwm)
             __atomic_store_n(&h->ch_slot_hwm, mine + 1, __ATOMIC_SEQ_CST);
     }
@@ -351,6 +357,26 @@ unsigned xctl_reap(struct xctl *cx)
     }
     trim_hwm(cx);
     return n;
+}
+
+int xctl_any_dead(struct xctl *cx, uint32_t n)
+{
+    struct xctl_slot *slots = ctl_slots(cx);
+    uint32_t hwm = __atomic_load_n(&cx->cx_hdr->ch_slot_hwm, __ATOMIC_ACQUIRE);
+    uint32_t i;
+
+    if (n > hwm)
+        n = hwm;
+    for (; n > 0; n--) {
+        i = cx->cx_look++ % hwm;
+        /* Read while its owner may change: a slot taken meanwhile can look
+         * dead (the reap asks again) or alive (the next look sees it). */
+        if (i != cx->cx_slot &&
+            __atomic_load_n(&slots[i].cs_state, __ATOMIC_ACQUIRE) == XS_LIVE &&
+            !xctl_slot_alive(&slots[i]))
+            return 1;
+    }
+    return 0;
 }
 
 int xctl_other_mapped(struct xctl *cx)

@@ -148,6 +148,7 @@ struct xctl {
     uint64_t cx_spin_ns;     /* XAC_LOCK_SPIN_US, in ns */
     unsigned long long cx_lock_busy; /* xctl_lock found ch_lock held */
     unsigned long long cx_lock_spun; /* ... and took it within the spin */
+    uint32_t cx_look;        /* the slot xctl_any_dead looks at next */
 };
 
 /* Open (creating if needed) dir/xac.ctl and take a process slot.
@@ -174,6 +175,14 @@ void xctl_txn_ended(struct xctl *cx, struct xctl_slot *s);
 /* Free the slots of dead processes.  Call with ch_lock held.  Returns how
  * many were freed. */
 unsigned xctl_reap(struct xctl *cx);
+/* Look at up to n slots other than ours for a dead process, without
+ * ch_lock, going round the slots from where the last look stopped: 1 if
+ * one looked dead (xctl_reap, under the lock, asks again).  Each look
+ * reads /proc, microseconds a slot: under the lock, every writer waited
+ * for it (64 slots every 256th commit of each of 64 processes cost 5 to
+ * 10 % of the nondurable throughput, docs/benchmarks-scaling.md, "Reaping
+ * outside the commit lock"). */
+int xctl_any_dead(struct xctl *cx, uint32_t n);
 /* Has a live process other than us the segment mapped (cs_mapped)?  Stops
  * at the first one it finds alive, and frees the slots of the dead it
  * meets on the way (a full reap asks /proc about every slot: 63 questions
