@@ -13,7 +13,11 @@
 #      random searches at 1 and 16, LIBXAC, Berkeley DB and LMDB;
 #   3. the library's tests (tests/run-tests.sh over the kit's tests/);
 #   4. the serializability checker, 16 processes for 30 s (make
-#      serial-long's settings, shorter).
+#      serial-long's settings, shorter);
+#   5. scale-check.sh, nondurable inserts of 64,000 keys at 16 and 64
+#      processes, LIBXAC and Berkeley DB: the steady state past the core
+#      count (in step 2's 16,000 keys, 64 processes commit 250 inserts
+#      each, too few to reach what a process does every 256th commit).
 # Each step runs under timeout(1) with what is left of the budget (default
 # 540 s, under the 600 s a lent machine gives one command) and writes into
 # DIR/<step>/; DIR/steps.log says how each ended.  Then DIR.tar.gz holds it
@@ -43,7 +47,7 @@ while [ $# -gt 0 ]; do
     --budget) budget=${2:-}; shift 2 ;;
     --rounds) rounds=${2:-}; shift 2 ;;
     --kit) kit=${2:-}; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^set -eu$/ { exit } NR > 1' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
     esac
 done
@@ -97,6 +101,9 @@ if [ -d "$kit/tests" ]; then
 else
     echo "tests: not run, $kit/tests is missing" >> "$out/steps.log"
 fi
+step steady sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/steady" \
+    --durability nondurable --insert-systems "libxac bdb" \
+    --procs "16 64" --read-procs "" --count 64000 --rounds "$rounds"
 {
     uname -a
     echo "cpus online: $(getconf _NPROCESSORS_ONLN)"

@@ -242,6 +242,7 @@ if sh "$judge" --out "$work/judge" --kit "$work/kit" --budget 12 --rounds 1 \
     grep -q '^durable: ' "$work/judge/steps.log" &&
     grep -q '^nondurable: not run, the budget was spent' "$work/judge/steps.log" &&
     grep -q '^tests: not run, .* is missing' "$work/judge/steps.log" &&
+    grep -q '^steady: not run, the budget was spent' "$work/judge/steps.log" &&
     tar -tzf "$work/judge.tar.gz" | grep -q '^judge/steps.log$' &&
     tar -tzf "$work/judge.tar.gz" | grep -q '^judge/machine.txt$'; then
     pass "judge.sh --budget 12: cut at its budget, every step accounted for, one tarball"
