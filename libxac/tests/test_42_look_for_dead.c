@@ -10,7 +10,6 @@
  *   of another, and its slot freed, even with more slots than one look
  *   covers.
  */
-#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,10 +18,9 @@
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
-#include "xac_ctl.h"
+#include "xac_int.h"
 #include "xac_os.h"
 
-#define CTL "ctl/xac.ctl"
 #define FILE_ "d.db"
 #define NPG 4
 #define STAYERS 11      /* more than one look covers (8 slots) */
@@ -30,7 +28,7 @@
 #define LOOK_SLOTS 8    /* xac_commit.c, XCM_LOOK_SLOTS */
 #define COMMITS (4 * LOOK_EVERY)
 
-static struct xctl_hdr *hdr; /* our own mapping of the control file */
+static struct xctl_hdr *hdr; /* the library's mapping of the control file */
 static int nkill, nkill_locked;
 
 /* Does this thread hold ch_lock?  glibc keeps the owner's thread id in
@@ -55,8 +53,7 @@ static int count_kill(pid_t pid, int sig)
 
 static int slot_state_of(pid_t pid)
 {
-    struct xctl_slot *s =
-        (struct xctl_slot *)((char *)hdr + hdr->ch_slotoff);
+    struct xctl_slot *s = xctl_slots(&xac_env.xe_ctl);
     uint32_t i;
 
     for (i = 0; i < hdr->ch_nslots; i++)
@@ -97,7 +94,7 @@ static int commit_many(int *x, int n)
 
 int main(void)
 {
-    int down[2], up[2], fd, *x, k, ok = 1;
+    int down[2], up[2], *x, k, ok = 1;
     pid_t stay[STAYERS], dead;
 
     tu_tmpdir();
@@ -107,12 +104,7 @@ int main(void)
     x = xMmap(FILE_, NPG * PAGESIZE);
     if (x == MAP_FAILED)
         abort();
-    fd = open(CTL, O_RDONLY);
-    hdr = fd < 0 ? MAP_FAILED
-                 : mmap(NULL, (size_t)tu_size(CTL), PROT_READ, MAP_SHARED,
-                        fd, 0);
-    if (hdr == MAP_FAILED)
-        abort();
+    hdr = xac_env.xe_ctl.cx_hdr;
     for (k = 0; k < STAYERS; k++) {
         stay[k] = child(down[0], up[1], 0);
         ok &= tu_hear(up[0]) == 'r';
@@ -145,7 +137,5 @@ int main(void)
     test_cond("and every commit is in the file",
               tu_int_at(FILE_, 0) == 2 * COMMITS);
     E(xShutdown());
-    munmap(hdr, (size_t)tu_size(CTL));
-    close(fd);
     return test_report();
 }
