@@ -17,7 +17,11 @@
 #   5. scale-check.sh, nondurable inserts of 64,000 keys at 16 and 64
 #      processes, LIBXAC and Berkeley DB: the steady state past the core
 #      count (in step 2's 16,000 keys, 64 processes commit 250 inserts
-#      each, too few to reach what a process does every 256th commit).
+#      each, too few to reach what a process does every 256th commit);
+#   6. concurrency_test, tests A and B on 1 and 16 processes, 3 rounds,
+#      nondurable (200,000 transactions, long enough for the speedup to
+#      measure the CPUs rather than the processes' start) and durable
+#      (4,000: group commit), JSON lines in DIR/concurrency.log.
 # Each step runs under timeout(1) with what is left of the budget (default
 # 540 s, under the 600 s a lent machine gives one command) and writes into
 # DIR/<step>/; DIR/steps.log says how each ended.  Then DIR.tar.gz holds it
@@ -28,7 +32,8 @@
 #   --budget S       seconds for all steps together [540]
 #   --rounds N       scale-check rounds per table [2]
 #   --kit DIR        what make judge-kit made [libxac/build/judge-kit]: bin/
-#                    (tree_insert, bdb_insert, lmdb_insert), tests/ (the test
+#                    (tree_insert, bdb_insert, lmdb_insert, concurrency_test;
+#                    step 6 is not run without the last), tests/ (the test
 #                    programs), lib/ (the Debian libdb-5.3.so and liblmdb.so.0
 #                    the programs were linked against, loaded first)
 set -eu
@@ -104,6 +109,20 @@ fi
 step steady sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/steady" \
     --durability nondurable --insert-systems "libxac bdb" \
     --procs "16 64" --read-procs "" --count 64000 --rounds "$rounds"
+if [ -x "$kit/bin/concurrency_test" ]; then
+    # The four runs are one step: one log of JSON lines (progress lines
+    # beside them), and a budget that runs out stops them together.
+    # shellcheck disable=SC2016 # $1 and $2 are sh -c's own arguments
+    step concurrency sh -c '
+        for t in A B; do
+            "$1/concurrency_test" --tests "$t" --procs 16 --rounds 3 \
+                --txns 200000 --durability nondurable --dir "$2" || exit
+            "$1/concurrency_test" --tests "$t" --procs 16 --rounds 3 \
+                --txns 4000 --durability durable --dir "$2" || exit
+        done' sh "$kit/bin" "${TMPDIR:-/tmp}"
+else
+    echo "concurrency: not run, $kit/bin has no concurrency_test" >> "$out/steps.log"
+fi
 {
     uname -a
     echo "cpus online: $(getconf _NPROCESSORS_ONLN)"
