@@ -21,7 +21,9 @@
 #   6. concurrency_test, tests A and B on 1 and 16 processes, 3 rounds,
 #      nondurable (200,000 transactions, long enough for the speedup to
 #      measure the CPUs rather than the processes' start) and durable
-#      (4,000: group commit), JSON lines in DIR/concurrency.log.
+#      (4,000: group commit), then test C nondurable (its 10,000
+#      transactions of a thousand passes over the page each), JSON lines
+#      in DIR/concurrency.log.
 # Each step runs under timeout(1) with what is left of the budget (default
 # 540 s, under the 600 s a lent machine gives one command) and writes into
 # DIR/<step>/; DIR/steps.log says how each ended.  Then DIR.tar.gz holds it
@@ -110,7 +112,7 @@ step steady sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/steady" \
     --durability nondurable --insert-systems "libxac bdb" \
     --procs "16 64" --read-procs "" --count 64000 --rounds "$rounds"
 if [ -x "$kit/bin/concurrency_test" ]; then
-    # The four runs are one step: one log of JSON lines (progress lines
+    # The five runs are one step: one log of JSON lines (progress lines
     # beside them), and a budget that runs out stops them together.
     # shellcheck disable=SC2016 # $1 and $2 are sh -c's own arguments
     step concurrency sh -c '
@@ -119,7 +121,10 @@ if [ -x "$kit/bin/concurrency_test" ]; then
                 --txns 200000 --durability nondurable --dir "$2" || exit
             "$1/concurrency_test" --tests "$t" --procs 16 --rounds 3 \
                 --txns 4000 --durability durable --dir "$2" || exit
-        done' sh "$kit/bin" "${TMPDIR:-/tmp}"
+        done
+        "$1/concurrency_test" --tests C --procs 16 --rounds 3 \
+            --durability nondurable --dir "$2"' \
+        sh "$kit/bin" "${TMPDIR:-/tmp}"
 else
     echo "concurrency: not run, $kit/bin has no concurrency_test" >> "$out/steps.log"
 fi
