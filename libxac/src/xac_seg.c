@@ -65,6 +65,7 @@ static void repair(struct xseg *sg)
         }
     }
     h->sh_free = 0;
+    h->sh_used = n - 1; /* each frame put on the free list below leaves it */
     h->sh_limbo_head = h->sh_limbo_tail = 0;
     for (f = 1; f < n; f++) {
         struct xfr *fr = &sg->sg_fr[f];
@@ -186,16 +187,19 @@ static int seg_map(struct xseg *sg, size_t len)
     return 0;
 }
 
-/* Is the existing segment file one we can read? */
-static int seg_valid(struct xseg *sg, const struct stat *sst)
+/* Is the existing segment file one we can read, of a format from oldest
+ * to ours? */
+static int seg_valid(struct xseg *sg, const struct stat *sst,
+                     uint32_t oldest)
 {
     struct xseg_hdr h;
 
     if ((size_t)sst->st_size < sizeof h ||
         xos_read_all(sg->sg_segfd, (char *)&h, sizeof h, 0, 0) != 0)
         return 0;
-    return h.sh_magic == XSEG_MAGIC && h.sh_format == XSEG_FORMAT &&
-           h.sh_psize == sg->sg_psize && h.sh_size == (uint64_t)sst->st_size;
+    return h.sh_magic == XSEG_MAGIC && h.sh_format >= oldest &&
+           h.sh_format <= XSEG_FORMAT && h.sh_psize == sg->sg_psize &&
+           h.sh_size == (uint64_t)sst->st_size;
 }
 
 /* The previous processes left versions in the pool (they died, or did
@@ -352,7 +356,7 @@ static int join(struct xseg *sg, const struct stat *sst,
 {
     int rc;
 
-    if (!seg_valid(sg, sst))
+    if (!seg_valid(sg, sst, XSEG_FORMAT))
         return XAC_EBADCTL;
     rc = seg_map(sg, (size_t)sst->st_size);
     if (rc != 0)
@@ -369,7 +373,7 @@ static int create(struct xseg *sg, struct stat *sst, const struct stat *dst)
 {
     int rc;
 
-    if (!sg->sg_durable && seg_valid(sg, sst))
+    if (!sg->sg_durable && seg_valid(sg, sst, XSEG_FORMAT_RECOVER))
         recover_old(sg, sst, dst);
     rc = seg_create(sg, dst);
     if (rc != 0)

@@ -20,7 +20,7 @@
  *   publishes in the control file, ch_log_dstamp and ch_log_failed.  It
  *   never calls the log; the commit protocol (xac_commit.c) calls both.
  *
- * Shared layout of "xac.seg" (format 2): struct xseg_hdr, page table (one
+ * Shared layout of "xac.seg" (format 3): struct xseg_hdr, page table (one
  * struct xpe per page), frame table (struct xfr per frame), ring of pages
  * that have pool versions (GC order), and the change ring: the last
  * sh_chg_cap (page, stamp) pairs that commits published, in commit
@@ -42,7 +42,10 @@
 #include "xac_ctl.h"
 
 #define XSEG_MAGIC 0x47455358u /* "XSEG" in a little-endian dump */
-#define XSEG_FORMAT 2u
+#define XSEG_FORMAT 3u
+/* The oldest format whose versions a first process still writes back into
+ * their data file: format 3 only gave format 2's padding a meaning. */
+#define XSEG_FORMAT_RECOVER 2u
 /* Entries of the change ring: 4 per page of the segment, at least
  * XSEG_CHANGES_MIN and at most XSEG_CHANGES_MAX (1 MiB).  A process
  * whose kept pages are older than the ring reaches revokes them all,
@@ -78,7 +81,8 @@ struct xseg_hdr {
                              * at i % sh_chg_cap */
     uint32_t sh_dropped;    /* the data file's cache was dropped before
                              * the first write into it (xseg_drop_cache) */
-    uint32_t sh_pad;
+    uint32_t sh_used;       /* frames not on the free list: in a chain, in
+                             * limbo or allocated (format 3) */
     char sh_path[XSEG_PATHMAX]; /* data file, for recovery by the next
                                  * first process */
 };
@@ -221,6 +225,8 @@ static inline void xseg_free_put(struct xseg *sg, uint32_t f)
     sg->sg_fr[f].fr_state = FR_FREE;
     sg->sg_fr[f].fr_lnext = sg->sg_hdr->sh_free;
     sg->sg_hdr->sh_free = f;
+    if (sg->sg_hdr->sh_used > 0) /* a count that is off only moves GC */
+        sg->sg_hdr->sh_used--;
 }
 
 /* Page pg has pool versions: queue it for the collector (once). */
@@ -264,12 +270,14 @@ static inline uint32_t xseg_frame_alloc(struct xseg *sg)
         XASSERT(sg->sg_fr[f].fr_state == FR_FREE);
         sg->sg_fr[f].fr_state = FR_ALLOC;
         h->sh_free = sg->sg_fr[f].fr_lnext;
+        h->sh_used++;
         return f;
     }
     if (h->sh_nframes < h->sh_maxframes) {
         f = h->sh_nframes;
         sg->sg_fr[f].fr_state = FR_ALLOC;
         h->sh_nframes = f + 1;
+        h->sh_used++;
         return f;
     }
     return 0;
