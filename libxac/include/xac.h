@@ -559,10 +559,12 @@ int xRecover(const char *name);
 
 /** Copy committed versions from the version pool back into the file, as
  * far as running transactions allow (the garbage collection of thesis
- * section 3.2 runs anyway at every commit).  DURABLE: only versions whose
- * log records are stable are copied; then the file is synced and a
- * checkpoint is recorded in "<dir>/xac.ckpt", after which log files before
- * it can be archived.
+ * section 3.2 also runs by itself: at every 16th durable commit of a
+ * process, and at nondurable commits once the pool holds more than a
+ * quarter of its frames, at most 4,096).  DURABLE: only versions whose log
+ * records are stable are copied; then the file is synced and a checkpoint
+ * is recorded in "<dir>/xac.ckpt", after which log files before it can be
+ * archived.
  * @return 0; XAC_ENOTINIT; XAC_EINTXN inside a transaction; XAC_EIO if
  *     the log is failed; an errno value if copying or syncing failed. */
 int xCheckpoint(void);
