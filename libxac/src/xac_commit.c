@@ -487,11 +487,13 @@ static int log_prepare(struct xac_env *e, size_t nw)
  * rewriting (a counter, a tree's inner node) would be copied once a
  * commit; left in the pool a while, its versions are copied once for
  * many.  Test A of concurrency_test (each process rewriting a page of its
- * own) ran 1.4 to 1.6 times as fast on 2 processes; random tree inserts,
- * which seldom write a leaf twice meanwhile, as fast as before
- * (docs/benchmarks-scaling.md, "Collecting when the pool fills").  The
- * bound keeps the versions waiting in the pool, and so in the page cache,
- * to 16 MiB at 4 KiB pages. */
+ * own) ran 1.4 to 1.6 times as fast on 2 processes, and queries beside
+ * a writer no longer map and unmap windows of the file at every commit;
+ * random tree inserts, which seldom write a leaf twice meanwhile, ran as
+ * fast as before, and single writes to cold random pages, read back
+ * cold, lose about a tenth (docs/benchmarks-scaling.md, "Collecting when
+ * the pool fills").  The bound keeps the versions waiting in the pool,
+ * and so in the page cache, to 16 MiB at 4 KiB pages. */
 #define XCM_LAZY_FRAMES 4096u
 static int pool_collect_due(const struct xseg *sg)
 {
