@@ -33,6 +33,21 @@
 #define NPG 4
 #define LAZY_FRAMES 4096u /* xac_commit.c, XCM_LAZY_FRAMES */
 
+/* In a child just forked: attach to store ctl and map file (NPG pages),
+ * or exit with 3 or 4. */
+static int *attach(const char *ctl, const char *file)
+{
+    int *y;
+
+    xos_reset();
+    if (xInit(ctl, NONDURABLE) != 0)
+        _exit(3);
+    y = xMmap(file, NPG * PAGESIZE);
+    if (y == MAP_FAILED)
+        _exit(4);
+    return y;
+}
+
 /* A child that keeps a read-only transaction open: 'r' once it runs,
  * then on each 'n' a new one at the newest snapshot ('r' again), and on
  * 'q' it leaves. */
@@ -45,12 +60,7 @@ static pid_t reader(int hear, int tell)
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
-        xos_reset();
-        if (xInit("ctl", NONDURABLE) != 0)
-            _exit(3);
-        y = xMmap(FILE_, NPG * PAGESIZE);
-        if (y == MAP_FAILED)
-            _exit(4);
+        y = attach("ctl", FILE_);
         for (;;) {
             if (xbeginQuery() != 0)
                 _exit(5);
@@ -80,12 +90,7 @@ static pid_t dier(int hear, int tell, int writer)
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
-        xos_reset();
-        if (xInit("ctl2", NONDURABLE) != 0)
-            _exit(3);
-        y = xMmap(FILE2, NPG * PAGESIZE);
-        if (y == MAP_FAILED)
-            _exit(4);
+        y = attach("ctl2", FILE2);
         if (writer) {
             if (tu_hear(hear) != 'g')
                 _exit(5);
@@ -111,12 +116,7 @@ static pid_t heir(int tell)
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
-        xos_reset();
-        if (xInit("ctl2", NONDURABLE) != 0)
-            _exit(3);
-        y = xMmap(FILE2, NPG * PAGESIZE);
-        if (y == MAP_FAILED)
-            _exit(4);
+        y = attach("ctl2", FILE2);
         xbeginQuery();
         ok = *(volatile int *)y == 42;
         xendQuery();
