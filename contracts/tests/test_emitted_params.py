@@ -30,6 +30,7 @@ RUNS: list[tuple[str, dict[str, Any]]] = [
         "search-tree",
         {"tree": "all", "durability": "durable", "procs": 2, "count": 400, "repetitions": 1},
     ),
+    ("search-tree", {"op": "mixed", "procs": 3, "count": 400, "repetitions": 1}),
     ("crash-consistency", {"points": 4, "inserts": 6}),
     ("crash-consistency", {"points": 3, "kind": "power", "durability": "nondurable"}),
 ]

@@ -9,8 +9,9 @@
 # cuts the least wanted):
 #   1. scale-check.sh, durable inserts, LIBXAC and Berkeley DB, at
 #      1, 2, 8, 32 and 64 processes (issue I's durable targets);
-#   2. scale-check.sh, nondurable inserts at 1, 16 and 64 processes and
-#      random searches at 1 and 16, LIBXAC, Berkeley DB and LMDB;
+#   2. scale-check.sh, nondurable inserts at 1, 16 and 64 processes,
+#      random searches at 1 and 16, and searches beside inserts at 16 (8
+#      processes search while 8 insert), LIBXAC, Berkeley DB and LMDB;
 #   3. the library's tests (tests/run-tests.sh over the kit's tests/);
 #   4. the serializability checker, 16 processes for 30 s (make
 #      serial-long's settings, shorter);
@@ -95,10 +96,10 @@ step() {
 
 step durable sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/durable" \
     --durability durable --insert-systems "libxac bdb" \
-    --procs "1 2 8 32 64" --read-procs "" --rounds "$rounds"
+    --procs "1 2 8 32 64" --read-procs "" --mixed-procs "" --rounds "$rounds"
 step nondurable sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/nondurable" \
     --durability nondurable --procs "1 16 64" --read-procs "1 16" \
-    --rounds "$rounds"
+    --mixed-procs 16 --rounds "$rounds"
 if [ -d "$kit/tests" ]; then
     # test_01_environ reads include/xac.h relative to the libxac directory.
     # shellcheck disable=SC2016 # $1 and $2 are sh -c's own arguments
@@ -110,7 +111,8 @@ else
 fi
 step steady sh "$here/scale-check.sh" --bin "$kit/bin" --out "$out/steady" \
     --durability nondurable --insert-systems "libxac bdb" \
-    --procs "16 64" --read-procs "" --count 64000 --rounds "$rounds"
+    --procs "16 64" --read-procs "" --mixed-procs "" --count 64000 \
+    --rounds "$rounds"
 if [ -x "$kit/bin/concurrency_test" ]; then
     # The five runs are one step: one log of JSON lines (progress lines
     # beside them), and a budget that runs out stops them together.

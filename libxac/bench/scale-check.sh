@@ -1,8 +1,8 @@
 #!/bin/sh
 # scale-check.sh: the scaling table of issue I, in one command: LIBXAC's
 # B+-tree against Berkeley DB and LMDB at many process counts, durable
-# and nondurable inserts and random searches, in rounds with the systems
-# in rotating order, every run's results kept.
+# and nondurable inserts, random searches, and searches beside inserts, in
+# rounds with the systems in rotating order, every run's results kept.
 #
 #   sh bench/scale-check.sh --out DIR [options]
 #
@@ -14,15 +14,22 @@
 #                      repeatable
 #   --procs "LIST"     process counts for inserts ["1 4 16 32 64"]
 #   --read-procs "L"   process counts for searches ["1 4 16"]
+#   --mixed-procs "L"  process counts for searches beside inserts (--op
+#                      mixed, nondurable: half the processes search the
+#                      loaded keys while the others insert as many new
+#                      ones; "" for none) ["4 16"]
 #   --rounds N         rounds [3]
 #   --count N          keys inserted per run [16000]
 #   --search-count N   keys loaded for the searches [64000]
+#   --mixed-count N    keys loaded, and as many inserted, in a mixed run
+#                      [16000]
 #   --durability "L"   "durable nondurable" or one of them [both]
 #   --insert-systems "L"  which systems run the inserts, by name (libxac,
 #                      bdb, lmdb, the --libxac names) [all]; searches
 #                      always run every system
 #   --dir DIR          scratch directory for the stores [$TMPDIR or /tmp]
-#   --quick            2,000 keys, procs "1 4", read procs "1", 1 round:
+#   --quick            2,000 keys, procs "1 4", read procs "1", mixed
+#                      procs "2", 1 round:
 #                      checks that everything runs
 #
 # A run is one program, one configuration, one repetition (--reps 1,
@@ -36,7 +43,9 @@
 #   DIR/summary.md      per cell: median and range of throughput over
 #                       rounds, each round's ratio to Berkeley DB (same
 #                       round), LIBXAC's aborts per insert and retries, the
-#                       slowest 0.1 % of operations (p99.9 latency)
+#                       slowest 0.1 % of operations (p99.9 latency); per
+#                       mixed cell both rates, their ratios to Berkeley DB
+#                       and LIBXAC's faults per search
 # Needs python3 (standard library only) for the summary.  Programs that
 # link Berkeley DB or LMDB need their shared libraries: copy them along
 # and set LD_LIBRARY_PATH if the machine has none.
@@ -48,9 +57,11 @@ out=
 extra=
 procs="1 4 16 32 64"
 read_procs="1 4 16"
+mixed_procs="4 16"
 rounds=3
 count=16000
 search_count=64000
+mixed_count=16000
 durabilities="durable nondurable"
 insert_systems=
 scratch=${TMPDIR:-/tmp}
@@ -63,21 +74,27 @@ while [ $# -gt 0 ]; do
     --libxac) extra="$extra $2"; shift 2 ;;
     --procs) procs=$2; shift 2 ;;
     --read-procs) read_procs=$2; shift 2 ;;
+    --mixed-procs) mixed_procs=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --count) count=$2; shift 2 ;;
     --search-count) search_count=$2; shift 2 ;;
+    --mixed-count) mixed_count=$2; shift 2 ;;
     --durability) durabilities=$2; shift 2 ;;
     --insert-systems) insert_systems=$2; shift 2 ;;
     --dir) scratch=$2; shift 2 ;;
-    --quick) count=2000; search_count=2000; procs="1 4"; read_procs=1
-             rounds=1; shift ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    --quick) count=2000; search_count=2000; mixed_count=2000
+             procs="1 4"; read_procs=1; mixed_procs=2; rounds=1; shift ;;
+    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
     esac
 done
 [ -n "$out" ] || die "--out DIR is required"
-for n in $rounds $count $search_count $procs $read_procs; do
+for n in $rounds $count $search_count $mixed_count $procs $read_procs \
+    $mixed_procs; do
     case $n in ''|*[!0-9]*) die "not a whole number: $n" ;; esac
+done
+for n in $mixed_procs; do
+    [ "$n" -ge 2 ] || die "--mixed-procs $n: a mixed run needs 2 processes or more"
 done
 for d in $durabilities; do
     case $d in durable|nondurable) ;; *) die "unknown durability $d" ;; esac
@@ -183,6 +200,15 @@ while [ "$r" -le "$rounds" ]; do
                 $(mode_args "${s%%=*}" nondurable)
         done
     done
+    for p in $mixed_procs; do
+        # shellcheck disable=SC2086
+        for s in $(rotate "$r" $systems); do
+            # shellcheck disable=SC2046
+            run "$r" "${s%%=*}" "${s#*=}" --op mixed \
+                --count "$mixed_count" --procs "$p" \
+                $(mode_args "${s%%=*}" nondurable)
+        done
+    done
     echo
     r=$((r + 1))
 done
@@ -210,8 +236,41 @@ print("Medians over rounds, (min–max); ratios are LIBXAC ÷ Berkeley DB of the
       "copies/commit is the mean over LIBXAC's processes of the pages each copied into its "
       "own memory per committed insert, (new) those of them into a page of its memory it did "
       "not have yet (the dear ones); p99.9 is the slowest 0.1 % of operations in ms.\n")
+def first(rounds, metric):
+    return {r: m[metric]["samples"][0] for r, m in rounds.items() if metric in m}
+
+def mixed_cell(dur, procs, systems):
+    """Searches beside inserts: both rates, each round's ratios to Berkeley DB's."""
+    readers = next(m["params"]["readers"] for rs in systems.values() for ms in rs.values()
+                   for m in ms.values())
+    print(f"## mixed, {dur}, {procs} processes ({readers} searching, "
+          f"{procs - readers} inserting)\n")
+    print("| system | inserts/s | searches/s | inserts ÷ bdb by round | searches ÷ bdb by round "
+          "| faults/search | aborts/insert |")
+    print("|---|---|---|---|---|---|---|")
+    bdb = systems.get("bdb", {})
+    bins, bsrch = first(bdb, "insert_throughput"), first(bdb, "search_throughput")
+    for name in sorted(systems):
+        rounds = systems[name]
+        ins, srch = first(rounds, "insert_throughput"), first(rounds, "search_throughput")
+        faults = [statistics.mean(m["faults_per_search"]["samples"])
+                  for m in rounds.values() if "faults_per_search" in m]
+        ab = [sum(m["aborts"]["samples"]) / m["aborts"]["params"]["count"]
+              for m in rounds.values() if "aborts" in m]
+        def ratios(mine, theirs):
+            return " ".join(f"{mine[r] / theirs[r]:.2f}" for r in sorted(mine)
+                            if theirs.get(r)) or "–"
+        print(f"| {name} | {med_range(list(ins.values()))} | {med_range(list(srch.values()))} | "
+              f"{ratios(ins, bins)} | {ratios(srch, bsrch)} | "
+              f"{' '.join(f'{x:.3f}' for x in faults) or '–'} | "
+              f"{' '.join(f'{x:.2f}' for x in ab) or '–'} |")
+    print()
+
 for (op, dur, procs) in sorted(cells, key=lambda k: (k[0], k[1], k[2])):
     systems = cells[(op, dur, procs)]
+    if op == "mixed":
+        mixed_cell(dur, procs, systems)
+        continue
     print(f"## {op}, {dur}, {procs} processes\n")
     print("| system | ops/s | ÷ bdb by round | aborts/insert | retries max | copies/commit (new) "
           "| p99.9 ms | p99.9 ÷ bdb |")

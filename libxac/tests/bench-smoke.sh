@@ -146,6 +146,7 @@ for p in bdb_insert lmdb_insert; do
     skips "$p" --tree cobtree
     check "$p" search-tree "$sut" --op search --count 1000 --reps 1
     check "$p" search-tree "$sut" --op scan --count 1000 --reps 1
+    check "$p" search-tree "$sut" --op mixed --procs 3 --count 400 --reps 1
     usage "$p"
 done
 
@@ -156,6 +157,7 @@ check sqlite_insert search-tree sqlite --procs 2 --durability nondurable --tree 
 skips sqlite_insert --tree cobtree
 check sqlite_insert search-tree sqlite --op search --count 1000 --reps 1 --procs 2
 check sqlite_insert search-tree sqlite --op scan --count 1000 --reps 1
+check sqlite_insert search-tree sqlite --op mixed --procs 2 --count 400 --reps 1
 usage sqlite_insert
 # The systems that allow one process per store: --procs 2 measures nothing.
 for p in pmemobj_insert rocksdb_insert; do
@@ -164,6 +166,7 @@ for p in pmemobj_insert rocksdb_insert; do
     check "$p" search-tree "$sut" --order sorted --tree all
     skips "$p" --tree cobtree
     skips "$p" --procs 2
+    skips "$p" --op mixed --procs 2
     check "$p" search-tree "$sut" --op search --count 1000 --reps 1
     check "$p" search-tree "$sut" --op scan --count 1000 --reps 1
     usage "$p"
@@ -215,6 +218,48 @@ for n in 20 1; do
     fi
 done
 skips tree_insert --passes 3
+
+# --op mixed: the readers search while the writers insert; both rates, both
+# latencies (every insert's), the readers' faults and the writers' aborts
+# (one each per repetition); --readers with another op measures nothing,
+# and a mix without a writer or without a reader is refused.
+mixed_ok() {
+    "$PYTHON" - "$work/out" <<'PYEOF'
+import json, sys
+results = [json.loads(line) for line in open(sys.argv[1])]
+by = {r["metric"]: r for r in results}
+bad = [f"{r['metric']}: benchmark {r['benchmark']}, readers {r['params'].get('readers')}"
+       for r in results if r["benchmark"] != "mixed" or r["params"].get("readers") != 1]
+for m in ("insert_throughput", "search_throughput", "search_latency", "faults_per_search"):
+    if m not in by:
+        bad.append(f"no {m}")
+if "throughput" in by:
+    bad.append("a plain throughput beside the two rates")
+if "insert_latency" not in by or len(by["insert_latency"]["samples"]) != 2 * 400:
+    bad.append("insert_latency: not one per insert")
+if "aborts" not in by or len(by["aborts"]["samples"]) != 2 * 2:
+    bad.append("aborts: not one per writer per repetition")
+print("  " + ("; ".join(bad) if bad else f"{len(results)} results as expected"))
+sys.exit(1 if bad else 0)
+PYEOF
+}
+if "$BIN/tree_insert" --quick --dir "$work" --op mixed --procs 3 --readers 1 \
+    --count 400 --reps 2 >"$work/out" 2>"$work/err" && mixed_ok; then
+    pass "tree_insert --op mixed: searches timed beside inserts, verified"
+else
+    fail "tree_insert --op mixed: $(tail -n 2 "$work/err" | tr '\n' ' ')"
+fi
+skips tree_insert --readers 1
+for bad in "--procs 1" "--procs 2 --readers 2"; do
+    # shellcheck disable=SC2086 # bad is a list of options
+    "$BIN/tree_insert" --quick --dir "$work" --op mixed $bad >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ $rc -eq 2 ] && [ ! -s "$work/out" ] && grep -q "insert" "$work/err"; then
+        pass "tree_insert --op mixed $bad: refused with exit 2 and a sentence"
+    else
+        fail "tree_insert --op mixed $bad: exit $rc"
+    fi
+done
 
 # judge.sh: refuses what it cannot use, and with a budget too short for its
 # tables still ends in time with a tarball that says which steps ran.

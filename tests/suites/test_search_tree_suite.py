@@ -215,3 +215,42 @@ def test_the_advisory_btree_and_every_system_durable_when_asked(tmp_path: Path) 
         ("pmemobj", None, None, "durable"),
         ("rocksdb", None, None, "durable"),
     }
+
+
+def test_a_mixed_run_times_every_shared_systems_searches_beside_its_inserts(tmp_path: Path) -> None:
+    """op=mixed (docs/trees.md, "Searches beside inserts"): the readers search the loaded keys, one
+    read-only transaction each, while the writers insert as many new keys; the program verifies
+    every search's value and, in quick mode, both halves of the keys afterwards."""
+    results, stderr = bench(
+        tmp_path, "op=mixed", "procs=3", "readers=1", "tree=all", "count=400", "repetitions=2"
+    )
+    rates = [r for r in results if r["metric"] == "search_throughput"]
+    assert variants(rates) == {
+        ("libxac", "btree", False, "nondurable"),
+        ("libxac", "btree", True, "nondurable"),
+        ("libxac", "cobtree", False, "nondurable"),
+        *NONDURABLE_SHARED_BASELINES,
+    }
+    assert {r["benchmark"] for r in results} == {"mixed"}
+    assert {(r["params"]["procs"], r["params"]["readers"]) for r in results} == {(3, 1)}
+    # Two rates instead of one throughput; a rate per repetition, every insert's latency.
+    assert not [r for r in results if r["metric"] == "throughput"]
+    for rate in rates:
+        same = {m["metric"]: m for m in results if variants([m]) == variants([rate])}
+        assert len(same["insert_throughput"]["samples"]) == 2 and min(rate["samples"]) > 0
+        assert same["insert_throughput"]["unit"] == rate["unit"] == "ops/s"
+        assert len(same["insert_latency"]["samples"]) == 2 * 400
+        assert 2 <= len(same["search_latency"]["samples"]) <= 2 * 400
+        if rate["sut"] != "libxac":
+            continue
+        # The writers' contention only: one count per writer (2) per repetition.
+        assert len(same["aborts"]["samples"]) == 2 * 2
+        assert len(same["retries_per_commit"]["samples"]) == 2 * 2
+        # A query keeps the pages it read valid across transactions: a search faults again only
+        # on a page a writer changed since, far less than once per search (every page of its
+        # path, 2 or 3, when each query faulted afresh).
+        faults = same["faults_per_search"]["samples"]
+        assert len(faults) == 2 and max(faults) < 1, faults
+    # PMDK and RocksDB allow one process per store; the serial trees one process.
+    assert "pmemobj_insert: PMDK lets one process open a pool at a time" in stderr
+    assert "tree_blocks: --procs above 1 needs the transactional version" in stderr

@@ -18,7 +18,8 @@
  * own limit. */
 #define MAX_OPERATIONS 100000000
 
-static const char *const op_names[] = {"insert", "search", "scan", NULL};
+static const char *const op_names[] = {"insert", "search", "scan", "mixed",
+                                       NULL};
 
 /* Without a plan of the store's own: each selected mode is one
  * configuration, and a single LIBXAC tree selects none (tree_opts.h). */
@@ -83,19 +84,22 @@ static int measure_all(struct xb_kv_run *run, const struct xb_kv_config *cfgs,
                        int n, const char *dir)
 {
     const char *scratch = xb_scratch_create(dir, run->store->prog);
-    run->keys = malloc((size_t)run->count * sizeof *run->keys);
+    /* --op mixed: the first count keys are loaded, the next count
+     * inserted beside the searches. */
+    long long nkeys = run->op == XB_KV_MIXED ? 2 * run->count : run->count;
+    run->keys = malloc((size_t)nkeys * sizeof *run->keys);
     if (run->keys == NULL)
         xb_die_errno("malloc");
-    xb_workload_keys(run->keys, (size_t)run->count, run->seed, run->order);
-    run->distinct = count_distinct(run->keys, run->count);
-    if (run->store->latency_top) {
+    xb_workload_keys(run->keys, (size_t)nkeys, run->seed, run->order);
+    run->distinct = count_distinct(run->keys, nkeys);
+    if (run->store->latency_top && run->op != XB_KV_MIXED) {
         run->all_latency = malloc(
             (size_t)(run->count * run->passes * run->reps) * sizeof(double));
         if (run->all_latency == NULL)
             xb_die_errno("malloc");
     }
     run->sh_bytes = sizeof(struct xb_kv_shared) +
-                    (size_t)(run->count * run->passes) * sizeof(double);
+                    (size_t)(nkeys * run->passes) * sizeof(double);
     run->sh = xb_shared_new(run->sh_bytes);
     run->nconfigs = n;
     int rc = 0, c;
@@ -119,7 +123,7 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
         return xb_crash_main(argc - 1, argv + 1, st);
     static const char *const orders[] = {"random", "sorted", NULL};
     long long count = -1, reps = -1, procs = 1, seed = XB_WORKLOAD_SEED;
-    long long passes = -1;
+    long long passes = -1, readers = -1;
     int quick = 0, verify = 0, no_verify = 0;
     const char *dir = NULL, *mode = NULL, *durability = NULL, *tree = NULL;
     const char *order = "random";
@@ -148,6 +152,9 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
          "--op search: times each process searches all its keys (default "
          "1; quick 20: 2,000 searches take about a millisecond, too short "
          "to measure)"},
+        {"readers", XB_OPT_INT, &readers, 1, XB_PROCS_MAX - 1, NULL,
+         "--op mixed: of the --procs processes, how many search the loaded "
+         "keys while the others insert count new ones (default half)"},
         {NULL, 0, NULL, 0, 0, NULL, NULL}};
     const struct xb_opt last[] = {
         {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
@@ -191,7 +198,25 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
     run.op_name = op;
     run.op = strcmp(op, "insert") == 0   ? XB_KV_INSERT
              : strcmp(op, "search") == 0 ? XB_KV_SEARCH
-                                         : XB_KV_SCAN;
+             : strcmp(op, "scan") == 0   ? XB_KV_SCAN
+                                         : XB_KV_MIXED;
+    if (run.op != XB_KV_MIXED && readers >= 0) {
+        fprintf(stderr, "%s: --readers applies to --op mixed; %s measures "
+                "nothing.\n", st->prog, op);
+        return 0;
+    }
+    if (run.op == XB_KV_MIXED && procs < 2) {
+        fprintf(stderr, "%s: --op mixed needs --procs 2 or more: at least "
+                "one process inserts and one searches.\n", st->prog);
+        return 2;
+    }
+    run.readers = readers >= 0 ? (int)readers : (int)procs / 2;
+    if (run.op == XB_KV_MIXED && run.readers >= procs) {
+        fprintf(stderr, "%s: --readers %d leaves no process to insert; it "
+                "must be below --procs (%lld).\n", st->prog, run.readers,
+                procs);
+        return 2;
+    }
     if (run.op != XB_KV_SEARCH && run.passes > 1) {
         /* As every suite-wide option that does not apply: the agent
          * passes it to every program of the suite. */
@@ -201,10 +226,11 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
     }
     if (run.op == XB_KV_SEARCH && passes < 0 && quick)
         run.passes = QUICK_SEARCH_PASSES;
-    if (run.count * run.passes > MAX_OPERATIONS) {
-        fprintf(stderr, "%s: --count times --passes is %lld operations; at "
-                "most %d are kept.\n", st->prog, run.count * run.passes,
-                MAX_OPERATIONS);
+    if (run.count * run.passes * (run.op == XB_KV_MIXED ? 2 : 1) >
+        MAX_OPERATIONS) {
+        fprintf(stderr, "%s: --count times --passes (twice --count for --op "
+                "mixed) is over %d operations, the most that are kept.\n",
+                st->prog, MAX_OPERATIONS);
         return 2;
     }
     if (run.count < procs) {

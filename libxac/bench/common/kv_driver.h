@@ -20,6 +20,9 @@
  *      operation (insert, search), timing each, or visits the whole store
  *      once (scan); it records when it finished, reads its counters again,
  *      closes and _exit()s;
+ *      --op mixed: the last run->readers children search their slice of
+ *      the loaded keys round and round until every other child has
+ *      inserted its slice of count further keys of the sequence;
  *   4. throughput = operations / (last child's finish - start); then the
  *      parent measures the log (log_bytes, or the counters' deltas), and
  *      with --verify reopens the store (open for XB_KV_CHECK) and checks
@@ -93,6 +96,17 @@
  *                         (xStats pages_new) / committed updating
  *                         transactions: the dear ones (a page allocated
  *                         and zeroed): they grow with the process count
+ *   faults_per_search     ratio (search, a mixed run's readers, counters
+ *                         that count contention): the process's faults per
+ *                         search
+ *   --op mixed, in place of throughput and <op>_latency:
+ *   insert_throughput     ops/s: inserts / (last writer's finish - start)
+ *   search_throughput     ops/s: searches / (last reader's finish - start)
+ *   insert_latency        us, one per insert (sampled as above)
+ *   search_latency        us, each reader's latest searches, at most one
+ *                         per key of its slice
+ *   and the insert results above, aborts and contention of the writers
+ *   only.
  *   conflict_aborts_<kind> count: conflict aborts blamed on a page of that
  *                         kind (store->page_kind_names names them: for
  *                         the LIBXAC trees header, allocator, root,
@@ -103,9 +117,9 @@
  *                         run anyway, asks the store what they hold
  *                         (classify), so no timed process spends time on
  *                         it while others still run.
- * Params: count, procs, durability ("durable" for the durable_modes, else
- * "nondurable"), mode, order, seed, key_bytes, value_bytes, then the
- * store's own (params).
+ * Params: count, procs, readers (--op mixed), durability ("durable" for
+ * the durable_modes, else "nondurable"), mode, order, seed, key_bytes,
+ * value_bytes, then the store's own (params).
  *
  * Exit status: 0, also when the options select nothing this store
  * measures (said on stderr); 1 if an operation or the verification failed

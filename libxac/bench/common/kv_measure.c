@@ -20,8 +20,9 @@
 /* The results of one configuration, in the order they are printed. */
 enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
        R_ABORTS, R_RETRIES, R_RETRY_MAX, R_ABORTED_TIME, R_WAIT_TIME,
-       R_ESCALATIONS, R_FAULTS, R_COPIES, R_NEW_PAGES, R_WRITE_BYTES, R_CONFLICTS,
-       NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
+       R_ESCALATIONS, R_FAULTS, R_COPIES, R_NEW_PAGES, R_WRITE_BYTES,
+       R_SEARCH_FAULTS, R_INSERT_RATE, R_SEARCH_RATE, R_SEARCH_LATENCY,
+       R_CONFLICTS, NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
 
@@ -63,6 +64,115 @@ static const char *search_failure(int found)
                         : "failed";
 }
 
+/* Keys and latency slots a run has: count, twice that for --op mixed. */
+static long long keys_of(const struct xb_kv_run *run)
+{
+    return run->op == XB_KV_MIXED ? 2 * run->count : run->count;
+}
+
+/* Of a mixed run's processes, the last run->readers search. */
+static int writers_of(const struct xb_kv_run *run,
+                      const struct xb_kv_config *cfg)
+{
+    return run->op == XB_KV_MIXED ? cfg->procs - run->readers : cfg->procs;
+}
+
+/* One timed insert of key k of the run into slot; 0, or -1 (said on
+ * stderr by the store). */
+static int insert_one(const struct xb_kv_run *run,
+                      const struct xb_kv_config *cfg, void *h, size_t k,
+                      size_t slot)
+{
+    unsigned char v[XB_KV_MAX_VALUE];
+    struct xb_kv_key key = {.n = run->keys[k]};
+    xb_key_encode(key.n, key.bytes);
+    xb_workload_value(key.n, v, cfg->value_bytes);
+    uint64_t t0 = xb_now_ns();
+    int rc = run->store->insert(h, &key, v, cfg->value_bytes);
+    run->sh->latency_us[slot] = (double)(xb_now_ns() - t0) / 1e3;
+    return rc != 0 ? -1 : 0;
+}
+
+/* One timed search for key k of the run into slot, its value checked; 0
+ * or -1 (said on stderr). */
+static int search_one(const struct xb_kv_run *run,
+                      const struct xb_kv_config *cfg, void *h, size_t k,
+                      size_t slot)
+{
+    const struct xb_kv_store *st = run->store;
+    unsigned char v[XB_KV_MAX_VALUE];
+    struct xb_kv_key key = {.n = run->keys[k]};
+    size_t len = cfg->value_bytes;
+    xb_key_encode(key.n, key.bytes);
+    uint64_t t0 = xb_now_ns();
+    int found = st->search(h, &key, v, &len);
+    run->sh->latency_us[slot] = (double)(xb_now_ns() - t0) / 1e3;
+    if (found != 1 || !value_ok(key.n, v, len, cfg->value_bytes)) {
+        fprintf(stderr, "%s: search for key %016llx %s.\n", st->prog,
+                (unsigned long long)key.n, search_failure(found));
+        return -1;
+    }
+    return 0;
+}
+
+/* --op insert and search: process p's slice of the keys, --passes times;
+ * the latency of pass q's operation on key i goes to slot q * count + i.
+ * 0 or -1. */
+static int own_slice(const struct xb_kv_run *run,
+                     const struct xb_kv_config *cfg, void *h, int p,
+                     struct xb_kv_proc_share *me)
+{
+    size_t begin, end;
+    xb_workload_slice((size_t)run->count, p, cfg->procs, &begin, &end);
+    size_t per = end - begin, nops = per * (size_t)run->passes;
+    for (size_t o = 0; o < nops; o++) {
+        size_t i = begin + o % per;
+        size_t slot = (o / per) * (size_t)run->count + i;
+        int rc = run->op == XB_KV_INSERT ? insert_one(run, cfg, h, i, slot)
+                                         : search_one(run, cfg, h, i, slot);
+        if (rc != 0)
+            return -1;
+    }
+    me->searches = run->op == XB_KV_SEARCH ? (long long)nops : 0;
+    return 0;
+}
+
+/* --op mixed, a writer: its slice of the second count keys, then one
+ * writer fewer.  0 or -1; a writer that fails still counts itself out, so
+ * the readers stop. */
+static int mixed_writer(const struct xb_kv_run *run,
+                        const struct xb_kv_config *cfg, void *h, int w)
+{
+    size_t begin, end, n = (size_t)run->count;
+    xb_workload_slice(n, w, writers_of(run, cfg), &begin, &end);
+    int rc = 0;
+    for (size_t i = begin; i < end && rc == 0; i++)
+        rc = insert_one(run, cfg, h, n + i, i);
+    __atomic_sub_fetch(&run->sh->writers_left, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+/* --op mixed, a reader: its slice of the loaded keys, round and round,
+ * until no writer is left (at least one search); its latest searches'
+ * latencies stay in its slots.  0 or -1. */
+static int mixed_reader(const struct xb_kv_run *run,
+                        const struct xb_kv_config *cfg, void *h, int r,
+                        struct xb_kv_proc_share *me)
+{
+    size_t begin, end, n = (size_t)run->count;
+    xb_workload_slice(n, r, run->readers, &begin, &end);
+    size_t per = end - begin;
+    long long o = 0;
+    do {
+        size_t i = begin + (size_t)o % per;
+        if (search_one(run, cfg, h, i, n + i) != 0)
+            return -1;
+        o++;
+    } while (__atomic_load_n(&run->sh->writers_left, __ATOMIC_ACQUIRE) > 0);
+    me->searches = o;
+    return 0;
+}
+
 /* The timed operations of process p; returns its exit status. */
 static int child(const struct xb_proc *self, int p, void *argp)
 {
@@ -83,41 +193,16 @@ static int child(const struct xb_proc *self, int p, void *argp)
             st->close(h);
         return status == PROC_FAILED;
     }
-    size_t begin, end;
-    xb_workload_slice((size_t)run->count, p, cfg->procs, &begin, &end);
-    unsigned char v[XB_KV_MAX_VALUE];
-    struct xb_kv_key key;
-    int failed = 0;
-    size_t per = end - begin, nops = per * (size_t)run->passes;
-    for (size_t o = 0; o < nops && run->op != XB_KV_SCAN && !failed; o++) {
-        /* Pass o / per over this process's keys; its latency goes to
-         * operation i of the run's count * passes. */
-        size_t i = begin + o % per;
-        size_t slot = (o / per) * (size_t)run->count + i;
-        uint64_t t0, t1;
-        key.n = run->keys[i];
-        xb_key_encode(key.n, key.bytes);
-        if (run->op == XB_KV_INSERT) {
-            xb_workload_value(key.n, v, cfg->value_bytes);
-            t0 = xb_now_ns();
-            failed = st->insert(h, &key, v, cfg->value_bytes) != 0;
-            t1 = xb_now_ns();
-        } else {
-            size_t len = cfg->value_bytes;
-            t0 = xb_now_ns();
-            int found = st->search(h, &key, v, &len);
-            t1 = xb_now_ns();
-            if (found != 1 || !value_ok(key.n, v, len, cfg->value_bytes)) {
-                fprintf(stderr, "%s: search for key %016llx %s.\n", st->prog,
-                        (unsigned long long)key.n, search_failure(found));
-                failed = 1;
-            }
-        }
-        run->sh->latency_us[slot] = (double)(t1 - t0) / 1e3;
-    }
+    int writers = writers_of(run, cfg), failed;
     if (run->op == XB_KV_SCAN) {
         me->visited = st->scan(h);
         failed = me->visited < 0;
+    } else if (run->op != XB_KV_MIXED) {
+        failed = own_slice(run, cfg, h, p, me) != 0;
+    } else if (p < writers) {
+        failed = mixed_writer(run, cfg, h, p) != 0;
+    } else {
+        failed = mixed_reader(run, cfg, h, p - writers, me) != 0;
     }
     me->finish_ns = xb_now_ns();
     if (st->observe && st->observe(h, &me->at_end) != 0)
@@ -128,9 +213,10 @@ static int child(const struct xb_proc *self, int p, void *argp)
 }
 
 /* Run the children and time them: elapsed ns, 0 on failure, or -1 if the
- * store refused a process. */
+ * store refused a process; *start_ns = when they were released. */
 static int64_t run_children(const struct xb_kv_run *run,
-                            const struct xb_kv_config *cfg, const char *dir)
+                            const struct xb_kv_config *cfg, const char *dir,
+                            uint64_t *start_ns)
 {
     struct child_arg arg = {run, cfg, dir};
     struct xb_procs g;
@@ -145,6 +231,7 @@ static int64_t run_children(const struct xb_kv_run *run,
         return 0;
     uint64_t start = g.start_ns;
     uint64_t end = start;
+    *start_ns = start;
     for (int p = 0; p < cfg->procs; p++)
         if (run->sh->proc[p].finish_ns > end)
             end = run->sh->proc[p].finish_ns;
@@ -218,7 +305,7 @@ static int check_store(const struct xb_kv_run *run,
             bad++;
     unsigned char v[XB_KV_MAX_VALUE];
     struct xb_kv_key key;
-    for (long long i = 0; run->verify && i < run->count; i++, checks++) {
+    for (long long i = 0; run->verify && i < keys_of(run); i++, checks++) {
         size_t len = cfg->value_bytes;
         key.n = run->keys[i];
         xb_key_encode(key.n, key.bytes);
@@ -388,6 +475,60 @@ static void add_contention(const struct xb_kv_run *run,
             xb_sample(rs[R_CONFLICTS + k], (double)conflicts[k]);
 }
 
+/* --op mixed: the inserts per second of the writers (from the start to
+ * the last writer's finish), the searches per second of the readers (to
+ * the last reader's finish), and both latencies; *ins and *srch = the
+ * rates. */
+static void add_mixed(const struct xb_kv_run *run,
+                      const struct xb_kv_config *cfg, uint64_t start,
+                      xb_result **rs, double *ins, double *srch)
+{
+    const struct xb_kv_proc_share *ps = run->sh->proc;
+    const double *lat = run->sh->latency_us;
+    int writers = writers_of(run, cfg);
+    uint64_t wend = start + 1, rend = start + 1;
+    long long searches = 0, kept = 0, quota = MAX_LATENCY_SAMPLES / run->reps;
+    double *found = malloc((size_t)run->count * sizeof *found);
+    if (found == NULL)
+        xb_die_errno("malloc");
+    for (int p = 0; p < cfg->procs; p++) {
+        uint64_t *end = p < writers ? &wend : &rend;
+        if (ps[p].finish_ns > *end)
+            *end = ps[p].finish_ns;
+        if (p < writers)
+            continue;
+        /* A reader's slots hold its latest searches, all of them filled
+         * once it went round its slice. */
+        size_t begin, stop;
+        xb_workload_slice((size_t)run->count, p - writers, run->readers,
+                          &begin, &stop);
+        long long n = ps[p].searches < (long long)(stop - begin)
+                          ? ps[p].searches
+                          : (long long)(stop - begin);
+        memcpy(found + kept, lat + run->count + (long long)begin,
+               (size_t)n * sizeof *found);
+        kept += n;
+        searches += ps[p].searches;
+    }
+    *ins = (double)run->count / ((double)(wend - start) / 1e9);
+    *srch = (double)searches / ((double)(rend - start) / 1e9);
+    xb_sample(rs[R_INSERT_RATE], *ins);
+    xb_sample(rs[R_SEARCH_RATE], *srch);
+    add_evenly(rs[R_LATENCY], lat, run->count, quota < 1 ? 1 : quota);
+    add_evenly(rs[R_SEARCH_LATENCY], found, kept, quota < 1 ? 1 : quota);
+    free(found);
+}
+
+/* faults_per_search: a searching process's faults (the store's own, LIBXAC's
+ * xStats faults) per search. */
+static void add_search_faults(const struct xb_kv_proc_share *ps,
+                              xb_result *r)
+{
+    if (ps->searches > 0 && ps->at_open.has_contention)
+        xb_sample(r, (double)(ps->at_end.faults - ps->at_open.faults) /
+                         (double)ps->searches);
+}
+
 /* Repetition r; 0, 1 (failed) or 2 (refused). */
 static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
                       const char *scratch, int index, long long r,
@@ -407,8 +548,10 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         st->log_mark(cfg, dir);
     (void)xb_settle(dir); /* noise only: a failure changes nothing */
     memset(run->sh, 0, run->sh_bytes);
+    run->sh->writers_left = writers_of(run, cfg);
     double written = children_write_bytes();
-    int64_t ns = run_children(run, cfg, dir);
+    uint64_t start = 0;
+    int64_t ns = run_children(run, cfg, dir, &start);
     written = children_write_bytes() - written;
     if (ns < 0) {
         fprintf(stderr, "%s: %s\n", st->prog, st->refused);
@@ -416,7 +559,8 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
     }
     if (ns == 0)
         return 1;
-    double secs = (double)ns / 1e9, rate;
+    double secs = (double)ns / 1e9, rate, search_rate = 0;
+    int inserts = run->op == XB_KV_INSERT || run->op == XB_KV_MIXED;
     if (run->op == XB_KV_SCAN) {
         long long visited = 0;
         for (int p = 0; p < cfg->procs; p++) {
@@ -428,12 +572,15 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
             visited += run->sh->proc[p].visited;
         }
         rate = (double)visited / secs;
+    } else if (run->op == XB_KV_MIXED) {
+        add_mixed(run, cfg, start, rs, &rate, &search_rate);
     } else {
         rate = (double)(run->count * run->passes) / secs;
         add_latencies(run, rs[R_LATENCY]);
     }
-    xb_sample(rs[R_THROUGHPUT], rate);
-    if (run->op == XB_KV_INSERT)
+    if (run->op != XB_KV_MIXED)
+        xb_sample(rs[R_THROUGHPUT], rate);
+    if (inserts)
         add_log(run, cfg, dir, rs);
     uint64_t used = 0;
     static xb_kinds kinds[XB_PROCS_MAX];
@@ -441,8 +588,13 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
     if ((run->verify || st->bytes_used || st->classify) &&
         check_store(run, cfg, dir, &used, kinds) != 0)
         return 1;
+    /* Aborts and contention are the writers' (a mixed run's readers run
+     * queries, which never abort); faults per search the searchers'. */
     for (int p = 0; p < cfg->procs; p++) {
         const struct xb_kv_proc_share *ps = &run->sh->proc[p];
+        add_search_faults(ps, rs[R_SEARCH_FAULTS]);
+        if (p >= writers_of(run, cfg))
+            continue;
         if (ps->at_open.has_aborts)
             xb_sample(rs[R_ABORTS],
                       (double)(ps->at_end.aborts - ps->at_open.aborts));
@@ -450,15 +602,20 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
             add_contention(run, cfg, &ps->at_open, &ps->at_end, kinds[p],
                            rs);
     }
-    if (run->op == XB_KV_INSERT && on_storage(dir))
+    if (inserts && on_storage(dir))
         xb_sample(rs[R_WRITE_BYTES], written / (double)run->count);
     if (run->op == XB_KV_INSERT && st->bytes_used)
         xb_sample(rs[R_BYTES], (double)used / (double)run->count);
     xb_remove_tree(dir);
-    xb_progress((double)(index * run->reps + r + 1) /
-                    (double)(run->nconfigs * run->reps),
-                "%s: %s repetition %lld of %lld, %.0f ops/s", label,
-                run->op_name, r + 1, run->reps, rate);
+    double done = (double)(index * run->reps + r + 1) /
+                  (double)(run->nconfigs * run->reps);
+    if (run->op == XB_KV_MIXED)
+        xb_progress(done, "%s: mixed repetition %lld of %lld, %.0f inserts/s "
+                    "beside %.0f searches/s", label, r + 1, run->reps, rate,
+                    search_rate);
+    else
+        xb_progress(done, "%s: %s repetition %lld of %lld, %.0f ops/s",
+                    label, run->op_name, r + 1, run->reps, rate);
     return 0;
 }
 
@@ -487,6 +644,8 @@ static void add_params(const struct xb_kv_run *run,
     if (run->passes > 1) /* absent: one pass, as before the option */
         xb_param_int(r, "passes", run->passes);
     xb_param_int(r, "procs", cfg->procs);
+    if (run->op == XB_KV_MIXED)
+        xb_param_int(r, "readers", run->readers);
     xb_param_str(r, "durability", xb_kv_durability_of(run->store, cfg->mode));
     xb_param_str(r, "mode", cfg->mode);
     xb_param_str(r, "order", xb_order_name(run->order));
@@ -523,11 +682,17 @@ int xb_kv_measure(struct xb_kv_run *run, const struct xb_kv_config *cfg,
         [R_FAULTS] = {"faults_per_commit", "ratio", XB_LOWER},
         [R_COPIES] = {"page_copies_per_commit", "ratio", XB_LOWER},
         [R_NEW_PAGES] = {"new_pages_per_commit", "ratio", XB_LOWER},
-        [R_WRITE_BYTES] = {"write_bytes_per_insert", "bytes", XB_LOWER}};
+        [R_WRITE_BYTES] = {"write_bytes_per_insert", "bytes", XB_LOWER},
+        [R_SEARCH_FAULTS] = {"faults_per_search", "ratio", XB_LOWER},
+        [R_INSERT_RATE] = {"insert_throughput", "ops/s", XB_HIGHER},
+        [R_SEARCH_RATE] = {"search_throughput", "ops/s", XB_HIGHER},
+        [R_SEARCH_LATENCY] = {"search_latency", "us", XB_LOWER}};
     xb_result *rs[NRESULTS] = {NULL};
     char metric[64];
+    /* A mixed run's insert_latency sits beside its search_latency. */
+    const char *timed = run->op == XB_KV_MIXED ? "insert" : op;
     for (int k = 0; k < R_CONFLICTS; k++) {
-        snprintf(metric, sizeof metric, res[k].metric, op);
+        snprintf(metric, sizeof metric, res[k].metric, timed);
         rs[k] = xb_result_new("search-tree", op, sut, metric, res[k].unit,
                               res[k].better);
     }

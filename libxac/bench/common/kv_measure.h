@@ -15,19 +15,27 @@
 #include "kv_driver.h"
 #include "procs.h"
 
-enum xb_kv_op { XB_KV_INSERT, XB_KV_SEARCH, XB_KV_SCAN };
+enum xb_kv_op { XB_KV_INSERT, XB_KV_SEARCH, XB_KV_SCAN, XB_KV_MIXED };
 
 /* What each process leaves for the parent. */
 struct xb_kv_proc_share {
     uint64_t finish_ns;
-    long long visited; /* scan */
+    long long visited;  /* scan */
+    long long searches; /* search, and a mixed run's readers */
     struct xb_kv_counters at_open, at_end;
 };
 
 /* Memory the children share with the parent, cleared every repetition. */
 struct xb_kv_shared {
+    /* --op mixed: writers still inserting; the readers search until it is
+     * 0. */
+    int writers_left;
     struct xb_kv_proc_share proc[XB_PROCS_MAX];
-    double latency_us[]; /* one per operation (count * passes) */
+    /* One per operation (count * passes).  --op mixed: the inserts'
+     * (count), then count for the searches, where a reader's slots are
+     * those of its slice of the loaded keys, holding its latest searches
+     * (a ring). */
+    double latency_us[];
 };
 
 struct xb_kv_run {
@@ -37,11 +45,14 @@ struct xb_kv_run {
     long long count, reps;
     long long passes;    /* --op search: times each process searches its
                           * keys (ops = count * passes) */
+    int readers;         /* --op mixed: of procs, the processes that
+                          * search (the last ones); the others insert */
     uint64_t seed;
     enum xb_order order;
     int verify;
-    uint64_t *keys;
-    long long distinct;
+    uint64_t *keys;      /* count (--op mixed: 2 * count; the first count
+                          * loaded, the others inserted) */
+    long long distinct;  /* of all the keys */
     struct xb_kv_shared *sh;
     size_t sh_bytes;
     double *all_latency; /* store->latency_top: every repetition's */
