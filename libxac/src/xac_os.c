@@ -97,6 +97,7 @@ static const struct xos_table xos_default = {
     .userfaultfd = os_userfaultfd,
     .ioctl = os_ioctl,
     .fadvise = posix_fadvise,
+    .mincore = mincore,
 };
 
 struct xos_table xos = xos_default;

@@ -61,8 +61,13 @@ struct xos_table {
      * write into a page (ext4 on Linux 6.18: 12 us against 3 us).  The
      * first write into the file after its store was made drops its cached
      * pages (POSIX_FADV_DONTNEED, xac_seg.c): folios read ahead earlier
-     * keep a readahead mark that POSIX_FADV_RANDOM does not disarm. */
+     * keep a readahead mark that POSIX_FADV_RANDOM does not disarm.  It
+     * asks for the ones that were cached back (POSIX_FADV_WILLNEED), in
+     * small folios. */
     int (*fadvise)(int fd, off_t off, off_t len, int advice);
+    /* mincore(2): which pages of the data file were cached before that
+     * drop, to be read back in small folios (xac_seg.c). */
+    int (*mincore)(void *addr, size_t len, unsigned char *vec);
 };
 
 extern struct xos_table xos;

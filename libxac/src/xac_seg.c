@@ -279,24 +279,91 @@ static int seg_create(struct xseg *sg, const struct stat *dst)
                          sizeof h.sh_magic, 0);
 }
 
+/* The most a drop asks to read back (reload): a bound on the time the
+ * first write spends queueing reads, whatever the file's size. */
+#define XSEG_RELOAD_MAX ((size_t)128 << 20)
+
+/* Which pages of the data file's first len bytes are cached: vec[i] & 1
+ * for OS page i, or NULL (nothing is read back then).  Through a mapping
+ * made for the question alone: mincore faults nothing in. */
+static unsigned char *cached_pages(struct xseg *sg, size_t len, size_t ops)
+{
+    unsigned char *vec = malloc(len / ops + 1);
+    void *m;
+
+    if (vec == NULL)
+        return NULL;
+    m = xos.mmap(NULL, len, PROT_READ, MAP_SHARED, sg->sg_datafd, 0);
+    if (m == MAP_FAILED) {
+        free(vec);
+        return NULL;
+    }
+    if (xos.mincore(m, len, vec) != 0) {
+        free(vec);
+        vec = NULL;
+    }
+    (void)xos.munmap(m, len);
+    return vec;
+}
+
+/* Ask for the runs of pages that vec says were cached to be read back,
+ * at most XSEG_RELOAD_MAX in all: one POSIX_FADV_WILLNEED per run, which
+ * queues the reads and returns.  The kernel reads what is asked without
+ * readahead and caches it in small folios (the readahead of a fault, by
+ * contrast, fills large folios and leaves its mark in them). */
+static void reload(struct xseg *sg, const unsigned char *vec, size_t len,
+                   size_t ops)
+{
+    size_t i = 0, j, n = len / ops, budget = XSEG_RELOAD_MAX, want;
+
+    while (i < n && budget > 0) {
+        if (!(vec[i] & 1)) {
+            i++;
+            continue;
+        }
+        for (j = i + 1; j < n && (vec[j] & 1) && (j - i) * ops < budget; j++)
+            ;
+        want = (j - i) * ops;
+        if (xos.fadvise(sg->sg_datafd, (off_t)(i * ops), (off_t)want,
+                        POSIX_FADV_WILLNEED) != 0)
+            break; /* a hint: the pages come back on first use */
+        budget -= want;
+        i = j;
+    }
+}
+
 /* Before the first write into the data file since the store was made:
  * let the kernel drop the file's clean cached pages (it writes the dirty
- * ones back first).  Whoever touched the file through a plain mmap()
- * before (a program creating it, say) left large folios read ahead
- * around the fault and a readahead mark in them; POSIX_FADV_RANDOM does
- * not stop the mark from reading ahead again, in more large folios, each
- * time a load reaches it, and a 4 KiB pwrite of a committed page into a
- * large folio costs several times one into a small one
- * (docs/libxac-durability.md).  Reloaded pages come back one small folio
- * each.  Not at xMmap: a process that only reads would then read the
- * whole file from the disk again (64,000-key searches: 700,000 a second
- * with the cache, 380,000 after the drop).  Best effort: a hint. */
+ * ones back first), then read back the ones it held.  Whoever touched the
+ * file through a plain mmap() before (a program creating it, say) left
+ * large folios read ahead around the fault and a readahead mark in them;
+ * POSIX_FADV_RANDOM does not stop the mark from reading ahead again, in
+ * more large folios, each time a load reaches it, and a 4 KiB pwrite of a
+ * committed page into a large folio costs several times one into a small
+ * one (docs/libxac-durability.md).  Read back by POSIX_FADV_WILLNEED, the
+ * pages come in small folios, a run of them per request, while the
+ * commit goes on; without the read-back each came back from the disk
+ * alone at its first use, a random read each, and a store loaded before
+ * its first writer paid for every page it had cached.  Pages mapped by a process (a query's window)
+ * are not dropped.  Not at xMmap: a process that only reads would then
+ * read the whole file from the disk again (64,000-key searches: 700,000
+ * a second with the cache, 380,000 after the drop).  Best effort: a
+ * hint. */
 void xseg_drop_cache(struct xseg *sg)
 {
+    size_t ops = (size_t)xos.pagesize();
+    size_t len = (size_t)sg->sg_npages << sg->sg_pshift;
+    unsigned char *vec;
+
     if (sg->sg_hdr->sh_dropped)
         return;
     sg->sg_hdr->sh_dropped = 1;
+    len -= len % ops;
+    vec = len > 0 ? cached_pages(sg, len, ops) : NULL;
     (void)xos.fadvise(sg->sg_datafd, 0, 0, POSIX_FADV_DONTNEED);
+    if (vec != NULL)
+        reload(sg, vec, len, ops);
+    free(vec);
 }
 
 /* ---- attach and detach ----------------------------------------------- */
