@@ -155,6 +155,10 @@ def test_the_schema_refuses_and_the_parser_says_where(change: dict[str, Any], wo
             {"params": {"f": {"type": "boolean", "flag": "--f", "default": True}}},
             "parameter 'f': a boolean has no default (it is false)",
         ),
+        (
+            {"rules": [{"when": {"mode": "a"}, "param": "procs", "min": 2, "error": "x"}]},
+            "a rule names 'procs', not a parameter of the suite",
+        ),
     ],
 )
 def test_what_a_schema_cannot_say_is_checked_after_it(change: dict[str, Any], words: str) -> None:
@@ -335,3 +339,30 @@ def test_params_must_be_an_object_of_declared_names() -> None:
         suite.validate(["--reps", "5"])
     with pytest.raises(ParamError, match="its parameters are: mode, reps"):
         suite.validate({"write_cache": "on"})
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"op": "mixed"}, "op mixed needs procs 2 or more"),
+        ({"op": "mixed", "procs": 1, "readers": 1}, "op mixed needs procs 2 or more"),
+        ({"op": "mixed", "procs": 4, "readers": 4}, "readers must be below procs"),
+        ({"op": "mixed", "procs": 2, "readers": 9}, "readers must be below procs"),
+        ({"op": "mixed", "procs": 2}, None),
+        ({"op": "mixed", "procs": 64, "readers": 63}, None),
+        # Under another op the programs ignore readers (and say so): nothing to refuse.
+        ({"op": "insert", "readers": 5}, None),
+        ({"readers": 5}, None),
+    ],
+)
+def test_rules_refuse_parameters_that_do_not_fit_together(
+    params: dict[str, Any], words: str | None
+) -> None:
+    """search-tree's rules: a mixed run needs a process that inserts and one that searches,
+    what the programs refuse with exit 2 (docs/trees.md, "Searches beside inserts")."""
+    suite = load_suite("search-tree")
+    if words is None:
+        assert suite.validate(params) == params
+        return
+    with pytest.raises(ParamError, match=words):
+        suite.validate(params)

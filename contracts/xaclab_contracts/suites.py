@@ -75,6 +75,30 @@ class ParamDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class ParamRule:
+    """A check across parameters (the schema's ``rules``): under ``when``, ``param`` is at
+    least ``min`` and below the value of ``below``, or the job is refused with ``error``."""
+
+    when: dict[str, object]
+    param: str
+    error: str
+    assume: dict[str, int] = field(default_factory=dict)
+    min: int | None = None
+    below: str | None = None
+
+    def check(self, params: dict[str, Any]) -> None:
+        if any(params.get(name) != value for name, value in self.when.items()):
+            return
+        values = {**self.assume, **params}
+        value = values.get(self.param)
+        if value is None:
+            return
+        bound = values.get(self.below) if self.below is not None else None
+        if (self.min is not None and value < self.min) or (bound is not None and value >= bound):
+            raise ParamError(self.error)
+
+
+@dataclass(frozen=True, slots=True)
 class SystemDecl:
     """A system under test as a suite declares it (docs/suites.md, "Systems")."""
 
@@ -133,6 +157,8 @@ class Suite:
     best_of: dict[str, BestOf] = field(default_factory=dict)
     # Whether pages compare its systems as ratios (false: counts of failures, crash suite).
     system_ratios: bool = True
+    # Checks across parameters (``rules``), in the order declared.
+    rules: tuple[ParamRule, ...] = ()
 
     @property
     def all_systems(self) -> tuple[str, ...]:
@@ -185,6 +211,8 @@ class Suite:
             raise ParamError(f"Params must be a JSON object, not {type(params).__name__}.")
         for name, value in params.items():
             check_param(self.declared(name), value)
+        for rule in self.rules:
+            rule.check(params)
         return params
 
     def declared(self, name: object) -> ParamDecl:
@@ -369,6 +397,21 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
                     f"{source}: 'sut' of {program!r} names system {sname!r}, which 'systems' "
                     "does not declare (its title, modes and packages)"
                 )
+    rules = tuple(
+        ParamRule(
+            when=dict(entry["when"]),
+            param=entry["param"],
+            error=entry["error"],
+            assume=dict(entry.get("assume", {})),
+            min=entry.get("min"),
+            below=entry.get("below"),
+        )
+        for entry in declaration.get("rules", [])
+    )
+    for rule in rules:
+        for pname in [*rule.when, *rule.assume, rule.param, *([rule.below] if rule.below else [])]:
+            if pname not in params:
+                raise SuiteError(f"{source}: a rule names {pname!r}, not a parameter of the suite")
     return Suite(
         name=name,
         title=declaration.get("title", name),
@@ -397,6 +440,7 @@ def parse_suite(raw: object, *, source: Path) -> Suite:
             if isinstance(v, dict) and "best_of" in v
         },
         system_ratios=declaration.get("system_ratios", True),
+        rules=rules,
     )
 
 

@@ -17,12 +17,14 @@
 #define PROC_REFUSED 'b'
 #define PROC_FAILED 'f'
 
-/* The results of one configuration, in the order they are printed. */
-enum { R_THROUGHPUT, R_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
+/* The results of one configuration, in the order they are printed (the
+ * run page shows them in that order: a mixed run's two rates first). */
+enum { R_THROUGHPUT, R_INSERT_RATE, R_SEARCH_RATE, R_LATENCY,
+       R_SEARCH_LATENCY, R_TOP, R_BYTES, R_LOG_BYTES, R_LOG_SYNCS,
        R_ABORTS, R_RETRIES, R_RETRY_MAX, R_ABORTED_TIME, R_WAIT_TIME,
        R_ESCALATIONS, R_FAULTS, R_COPIES, R_NEW_PAGES, R_WRITE_BYTES,
-       R_SEARCH_FAULTS, R_INSERT_RATE, R_SEARCH_RATE, R_SEARCH_LATENCY,
-       R_CONFLICTS, NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
+       R_SEARCH_FAULTS, R_CONFLICTS,
+       NRESULTS = R_CONFLICTS + XB_KV_PAGE_KINDS };
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
 

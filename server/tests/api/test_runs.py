@@ -74,6 +74,26 @@ def test_bad_run_requests_are_422_and_store_nothing(
     assert counts["runs"] == 0 and counts["jobs"] == 0
 
 
+def test_a_mixed_search_tree_run_without_a_writer_is_422_and_stores_nothing(
+    client: TestClient, app: FastAPI
+) -> None:
+    """The suite's rules (contracts/suites/search-tree.json) refuse what every program would
+    refuse with exit 2, before a job is queued."""
+    machine_id, _headers = register(client)
+    body = {"machine_id": machine_id, "suite": "search-tree", "profile": "quick"}
+    for params, words in (
+        ({"op": "mixed", "procs": 1}, "op mixed needs procs 2 or more"),
+        ({"op": "mixed", "procs": 3, "readers": 3}, "readers must be below procs"),
+    ):
+        reply = client.post("/api/v1/runs", json={**body, "params": params})
+        assert reply.status_code == 422
+        assert words in reply.json()["detail"]
+    counts = row_counts(app)
+    assert counts["runs"] == 0 and counts["jobs"] == 0
+    reply = client.post("/api/v1/runs", json={**body, "params": {"op": "mixed", "procs": 3}})
+    assert reply.status_code == 201, reply.text
+
+
 def test_unknown_run_is_404(client: TestClient) -> None:
     assert client.get("/api/v1/runs/424242").status_code == 404
     assert client.get("/api/v1/runs/424242/results").status_code == 404
