@@ -177,6 +177,21 @@ mode_args() {
     esac
 }
 
+# every_system ROUND OP COUNT PROCS...: OP, nondurable, on every system at
+# each process count, the systems rotated by the round.
+every_system() {
+    round=$1 op=$2 keys=$3
+    shift 3
+    for n in "$@"; do
+        # shellcheck disable=SC2086
+        for s in $(rotate "$round" $systems); do
+            # shellcheck disable=SC2046
+            run "$round" "${s%%=*}" "${s#*=}" --op "$op" --count "$keys" \
+                --procs "$n" $(mode_args "${s%%=*}" nondurable)
+        done
+    done
+}
+
 # The lists and the mode arguments below are split into words on purpose.
 r=1
 while [ "$r" -le "$rounds" ]; do
@@ -191,24 +206,10 @@ while [ "$r" -le "$rounds" ]; do
             done
         done
     done
-    for p in $read_procs; do
-        # shellcheck disable=SC2086
-        for s in $(rotate "$r" $systems); do
-            # shellcheck disable=SC2046
-            run "$r" "${s%%=*}" "${s#*=}" --op search \
-                --count "$search_count" --procs "$p" \
-                $(mode_args "${s%%=*}" nondurable)
-        done
-    done
-    for p in $mixed_procs; do
-        # shellcheck disable=SC2086
-        for s in $(rotate "$r" $systems); do
-            # shellcheck disable=SC2046
-            run "$r" "${s%%=*}" "${s#*=}" --op mixed \
-                --count "$mixed_count" --procs "$p" \
-                $(mode_args "${s%%=*}" nondurable)
-        done
-    done
+    # shellcheck disable=SC2086
+    every_system "$r" search "$search_count" $read_procs
+    # shellcheck disable=SC2086
+    every_system "$r" mixed "$mixed_count" $mixed_procs
     echo
     r=$((r + 1))
 done
