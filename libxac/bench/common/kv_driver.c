@@ -84,9 +84,7 @@ static int measure_all(struct xb_kv_run *run, const struct xb_kv_config *cfgs,
                        int n, const char *dir)
 {
     const char *scratch = xb_scratch_create(dir, run->store->prog);
-    /* --op mixed: the first count keys are loaded, the next count
-     * inserted beside the searches. */
-    long long nkeys = run->op == XB_KV_MIXED ? 2 * run->count : run->count;
+    long long nkeys = xb_kv_keys(run);
     run->keys = malloc((size_t)nkeys * sizeof *run->keys);
     if (run->keys == NULL)
         xb_die_errno("malloc");
@@ -226,8 +224,7 @@ int xb_kv_main(int argc, char **argv, const struct xb_kv_store *st)
     }
     if (run.op == XB_KV_SEARCH && passes < 0 && quick)
         run.passes = QUICK_SEARCH_PASSES;
-    if (run.count * run.passes * (run.op == XB_KV_MIXED ? 2 : 1) >
-        MAX_OPERATIONS) {
+    if (xb_kv_keys(&run) * run.passes > MAX_OPERATIONS) {
         fprintf(stderr, "%s: --count times --passes (twice --count for --op "
                 "mixed) is over %d operations, the most that are kept.\n",
                 st->prog, MAX_OPERATIONS);

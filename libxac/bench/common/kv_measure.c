@@ -66,12 +66,6 @@ static const char *search_failure(int found)
                         : "failed";
 }
 
-/* Keys and latency slots a run has: count, twice that for --op mixed. */
-static long long keys_of(const struct xb_kv_run *run)
-{
-    return run->op == XB_KV_MIXED ? 2 * run->count : run->count;
-}
-
 /* Of a mixed run's processes, the last run->readers search. */
 static int writers_of(const struct xb_kv_run *run,
                       const struct xb_kv_config *cfg)
@@ -307,7 +301,7 @@ static int check_store(const struct xb_kv_run *run,
             bad++;
     unsigned char v[XB_KV_MAX_VALUE];
     struct xb_kv_key key;
-    for (long long i = 0; run->verify && i < keys_of(run); i++, checks++) {
+    for (long long i = 0; run->verify && i < xb_kv_keys(run); i++, checks++) {
         size_t len = cfg->value_bytes;
         key.n = run->keys[i];
         xb_key_encode(key.n, key.bytes);

@@ -60,6 +60,13 @@ struct xb_kv_run {
     int nconfigs;        /* for the progress fraction */
 };
 
+/* Keys a run draws, and latency slots per pass: count, twice that for
+ * --op mixed (the first count loaded, the others inserted). */
+static inline long long xb_kv_keys(const struct xb_kv_run *run)
+{
+    return run->op == XB_KV_MIXED ? 2 * run->count : run->count;
+}
+
 /* Measure every repetition of cfg, the index-th configuration, in
  * directories under scratch, and print its results.  0; 1 if something
  * failed (said on stderr, no results); 2 if the store refused a process. */
