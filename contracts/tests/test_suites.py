@@ -344,12 +344,16 @@ def test_params_must_be_an_object_of_declared_names() -> None:
 @pytest.mark.parametrize(
     ("params", "words"),
     [
-        ({"op": "mixed"}, "op mixed needs procs 2 or more"),
-        ({"op": "mixed", "procs": 1, "readers": 1}, "op mixed needs procs 2 or more"),
+        ({"op": "mixed", "procs": 1, "readers": 1}, "readers must be below procs"),
+        ({"op": "mixed", "readers": 1}, "readers must be below procs"),
         ({"op": "mixed", "procs": 4, "readers": 4}, "readers must be below procs"),
         ({"op": "mixed", "procs": 2, "readers": 9}, "readers must be below procs"),
         ({"op": "mixed", "procs": 2}, None),
         ({"op": "mixed", "procs": 64, "readers": 63}, None),
+        # Nobody searching: the writers' baseline on the loaded store.
+        ({"op": "mixed", "procs": 1, "readers": 0}, None),
+        ({"op": "mixed", "procs": 4, "readers": 0}, None),
+        ({"op": "mixed"}, None),
         # Under another op the programs ignore readers (and say so): nothing to refuse.
         ({"op": "insert", "readers": 5}, None),
         ({"readers": 5}, None),
@@ -358,8 +362,8 @@ def test_params_must_be_an_object_of_declared_names() -> None:
 def test_rules_refuse_parameters_that_do_not_fit_together(
     params: dict[str, Any], words: str | None
 ) -> None:
-    """search-tree's rules: a mixed run needs a process that inserts and one that searches,
-    what the programs refuse with exit 2 (docs/trees.md, "Searches beside inserts")."""
+    """search-tree's rules: a mixed run needs a process that inserts (readers 0: nobody
+    searches), what the programs refuse with exit 2 (docs/trees.md, "Searches beside inserts")."""
     suite = load_suite("search-tree")
     if words is None:
         assert suite.validate(params) == params

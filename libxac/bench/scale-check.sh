@@ -17,7 +17,9 @@
 #   --mixed-procs "L"  process counts for searches beside inserts (--op
 #                      mixed, nondurable: half the processes search the
 #                      loaded keys while the others insert as many new
-#                      ones; "" for none) ["4 16"]
+#                      ones; and the same writers again with nobody
+#                      searching, --readers 0, their baseline; "" for
+#                      none) ["4 16"]
 #   --rounds N         rounds [3]
 #   --count N          keys inserted per run [16000]
 #   --search-count N   keys loaded for the searches [64000]
@@ -44,8 +46,10 @@
 #                       rounds, each round's ratio to Berkeley DB (same
 #                       round), LIBXAC's aborts per insert and retries, the
 #                       slowest 0.1 % of operations (p99.9 latency); per
-#                       mixed cell both rates, their ratios to Berkeley DB
-#                       and LIBXAC's faults per search
+#                       mixed cell both rates, their ratios to Berkeley DB,
+#                       each system's inserts beside searches over its
+#                       inserts with nobody searching, and LIBXAC's faults
+#                       per search
 # Needs python3 (standard library only) for the summary.  Programs that
 # link Berkeley DB or LMDB need their shared libraries: copy them along
 # and set LD_LIBRARY_PATH if the machine has none.
@@ -84,7 +88,7 @@ while [ $# -gt 0 ]; do
     --dir) scratch=$2; shift 2 ;;
     --quick) count=2000; search_count=2000; mixed_count=2000
              procs="1 4"; read_procs=1; mixed_procs=2; rounds=1; shift ;;
-    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,55p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
     esac
 done
@@ -177,17 +181,20 @@ mode_args() {
     esac
 }
 
-# every_system ROUND OP COUNT PROCS...: OP, nondurable, on every system at
-# each process count, the systems rotated by the round.
+# every_system ROUND OP COUNT HOW PROCS...: OP, nondurable, on every system
+# at each process count, the systems rotated by the round.  HOW "alone":
+# a mixed cell's writers (PROCS less half) with nobody searching.
 every_system() {
-    round=$1 op=$2 keys=$3
-    shift 3
+    round=$1 op=$2 keys=$3 how=$4
+    shift 4
     for n in "$@"; do
+        who="--procs $n"
+        [ "$how" = alone ] && who="--procs $((n - n / 2)) --readers 0"
         # shellcheck disable=SC2086
         for s in $(rotate "$round" $systems); do
             # shellcheck disable=SC2046
             run "$round" "${s%%=*}" "${s#*=}" --op "$op" --count "$keys" \
-                --procs "$n" $(mode_args "${s%%=*}" nondurable)
+                $who $(mode_args "${s%%=*}" nondurable)
         done
     done
 }
@@ -207,9 +214,11 @@ while [ "$r" -le "$rounds" ]; do
         done
     done
     # shellcheck disable=SC2086
-    every_system "$r" search "$search_count" $read_procs
+    every_system "$r" search "$search_count" - $read_procs
     # shellcheck disable=SC2086
-    every_system "$r" mixed "$mixed_count" $mixed_procs
+    every_system "$r" mixed "$mixed_count" - $mixed_procs
+    # shellcheck disable=SC2086
+    every_system "$r" mixed "$mixed_count" alone $mixed_procs
     echo
     r=$((r + 1))
 done
@@ -218,11 +227,12 @@ python3 - "$out/results.jsonl" > "$out/summary.md" <<'PYEOF'
 import json, statistics, sys
 from collections import defaultdict
 
-cells = defaultdict(lambda: defaultdict(dict))  # (op, dur, procs) -> sys -> round -> metrics
+# (op, dur, procs, readers: -1 but for mixed) -> sys -> round -> metrics
+cells = defaultdict(lambda: defaultdict(dict))
 for line in open(sys.argv[1]):
     d = json.loads(line)
     p = d["params"]
-    key = (d["benchmark"], p.get("durability", "?"), p["procs"])
+    key = (d["benchmark"], p.get("durability", "?"), p["procs"], p.get("readers", -1))
     cells[key][p["system"]].setdefault(p["round"], {})[d["metric"]] = d
 
 def med_range(v):
@@ -240,20 +250,20 @@ print("Medians over rounds, (min–max); ratios are LIBXAC ÷ Berkeley DB of the
 def first(rounds, metric):
     return {r: m[metric]["samples"][0] for r, m in rounds.items() if metric in m}
 
-def mixed_cell(dur, procs, systems):
-    """Searches beside inserts: both rates, each round's ratios to Berkeley DB's."""
-    readers = next(m["params"]["readers"] for rs in systems.values() for ms in rs.values()
-                   for m in ms.values())
+def mixed_cell(dur, procs, readers, systems, alone):
+    """Searches beside inserts: both rates, each round's ratios to Berkeley DB's, and the
+    inserts over the same system's inserts with nobody searching (alone: that cell)."""
     print(f"## mixed, {dur}, {procs} processes ({readers} searching, "
           f"{procs - readers} inserting)\n")
     print("| system | inserts/s | searches/s | inserts ÷ bdb by round | searches ÷ bdb by round "
-          "| faults/search | aborts/insert |")
-    print("|---|---|---|---|---|---|---|")
+          "| inserts ÷ nobody searching, by round | faults/search | aborts/insert |")
+    print("|---|---|---|---|---|---|---|---|")
     bdb = systems.get("bdb", {})
     bins, bsrch = first(bdb, "insert_throughput"), first(bdb, "search_throughput")
     for name in sorted(systems):
         rounds = systems[name]
         ins, srch = first(rounds, "insert_throughput"), first(rounds, "search_throughput")
+        solo = first(alone.get(name, {}), "insert_throughput")
         faults = [statistics.mean(m["faults_per_search"]["samples"])
                   for m in rounds.values() if "faults_per_search" in m]
         ab = [sum(m["aborts"]["samples"]) / m["aborts"]["params"]["count"]
@@ -262,15 +272,17 @@ def mixed_cell(dur, procs, systems):
             return " ".join(f"{mine[r] / theirs[r]:.2f}" for r in sorted(mine)
                             if theirs.get(r)) or "–"
         print(f"| {name} | {med_range(list(ins.values()))} | {med_range(list(srch.values()))} | "
-              f"{ratios(ins, bins)} | {ratios(srch, bsrch)} | "
+              f"{ratios(ins, bins)} | {ratios(srch, bsrch)} | {ratios(ins, solo)} | "
               f"{' '.join(f'{x:.3f}' for x in faults) or '–'} | "
               f"{' '.join(f'{x:.2f}' for x in ab) or '–'} |")
     print()
 
-for (op, dur, procs) in sorted(cells, key=lambda k: (k[0], k[1], k[2])):
-    systems = cells[(op, dur, procs)]
-    if op == "mixed":
-        mixed_cell(dur, procs, systems)
+for (op, dur, procs, readers) in sorted(cells):
+    systems = cells[(op, dur, procs, readers)]
+    if op == "mixed" and readers > 0:
+        alone = cells.get((op, dur, procs - readers, 0), {})
+        mixed_cell(dur, procs, readers, systems, alone)
+    if op == "mixed":  # the writers alone are a column of their mixed cell
         continue
     print(f"## {op}, {dur}, {procs} processes\n")
     print("| system | ops/s | ÷ bdb by round | aborts/insert | retries max | copies/commit (new) "

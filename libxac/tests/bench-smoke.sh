@@ -147,6 +147,7 @@ for p in bdb_insert lmdb_insert; do
     check "$p" search-tree "$sut" --op search --count 1000 --reps 1
     check "$p" search-tree "$sut" --op scan --count 1000 --reps 1
     check "$p" search-tree "$sut" --op mixed --procs 3 --count 400 --reps 1
+    check "$p" search-tree "$sut" --op mixed --procs 1 --readers 0 --count 400 --reps 1
     usage "$p"
 done
 
@@ -167,6 +168,8 @@ for p in pmemobj_insert rocksdb_insert; do
     skips "$p" --tree cobtree
     skips "$p" --procs 2
     skips "$p" --op mixed --procs 2
+    # Nobody searching: one process inserts into the loaded store.
+    check "$p" search-tree "$sut" --op mixed --procs 1 --readers 0 --count 400 --reps 1
     check "$p" search-tree "$sut" --op search --count 1000 --reps 1
     check "$p" search-tree "$sut" --op scan --count 1000 --reps 1
     usage "$p"
@@ -221,36 +224,47 @@ skips tree_insert --passes 3
 
 # --op mixed: the readers search while the writers insert; both rates, both
 # latencies (every insert's), the readers' faults and the writers' aborts
-# (one each per repetition); --readers with another op measures nothing,
-# and a mix without a writer or without a reader is refused.
-mixed_ok() {
-    "$PYTHON" - "$work/out" <<'PYEOF'
+# (one each per repetition); with --readers 0 the writers alone, no search
+# results; --readers with another op measures nothing, and a mix without
+# a writer is refused.
+mixed_ok() { # READERS WRITERS
+    "$PYTHON" - "$work/out" "$1" "$2" <<'PYEOF'
 import json, sys
+readers, writers = int(sys.argv[2]), int(sys.argv[3])
 results = [json.loads(line) for line in open(sys.argv[1])]
 by = {r["metric"]: r for r in results}
 bad = [f"{r['metric']}: benchmark {r['benchmark']}, readers {r['params'].get('readers')}"
-       for r in results if r["benchmark"] != "mixed" or r["params"].get("readers") != 1]
-for m in ("insert_throughput", "search_throughput", "search_latency", "faults_per_search"):
+       for r in results if r["benchmark"] != "mixed" or r["params"].get("readers") != readers]
+searching = ("search_throughput", "search_latency", "faults_per_search")
+for m in ("insert_throughput",) + (searching if readers else ()):
     if m not in by:
         bad.append(f"no {m}")
+if not readers:
+    bad += [f"{m} with nobody searching" for m in searching if m in by]
 if "throughput" in by:
     bad.append("a plain throughput beside the two rates")
 if "insert_latency" not in by or len(by["insert_latency"]["samples"]) != 2 * 400:
     bad.append("insert_latency: not one per insert")
-if "aborts" not in by or len(by["aborts"]["samples"]) != 2 * 2:
+if "aborts" not in by or len(by["aborts"]["samples"]) != 2 * writers:
     bad.append("aborts: not one per writer per repetition")
 print("  " + ("; ".join(bad) if bad else f"{len(results)} results as expected"))
 sys.exit(1 if bad else 0)
 PYEOF
 }
 if "$BIN/tree_insert" --quick --dir "$work" --op mixed --procs 3 --readers 1 \
-    --count 400 --reps 2 >"$work/out" 2>"$work/err" && mixed_ok; then
+    --count 400 --reps 2 >"$work/out" 2>"$work/err" && mixed_ok 1 2; then
     pass "tree_insert --op mixed: searches timed beside inserts, verified"
 else
     fail "tree_insert --op mixed: $(tail -n 2 "$work/err" | tr '\n' ' ')"
 fi
+if "$BIN/tree_insert" --quick --dir "$work" --op mixed --procs 2 --readers 0 \
+    --count 400 --reps 2 >"$work/out" 2>"$work/err" && mixed_ok 0 2; then
+    pass "tree_insert --op mixed --readers 0: the writers alone on the loaded store, verified"
+else
+    fail "tree_insert --op mixed --readers 0: $(tail -n 2 "$work/err" | tr '\n' ' ')"
+fi
 skips tree_insert --readers 1
-for bad in "--procs 1" "--procs 2 --readers 2"; do
+for bad in "--procs 1 --readers 1" "--procs 2 --readers 2"; do
     # shellcheck disable=SC2086 # bad is a list of options
     "$BIN/tree_insert" --quick --dir "$work" --op mixed $bad >"$work/out" 2>"$work/err"
     rc=$?

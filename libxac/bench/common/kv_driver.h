@@ -22,7 +22,10 @@
  *      closes and _exit()s;
  *      --op mixed: the last run->readers children search their slice of
  *      the loaded keys round and round until every other child has
- *      inserted its slice of count further keys of the sequence;
+ *      inserted its slice of count further keys of the sequence (with
+ *      --readers 0 nobody searches: the same inserts into the same
+ *      loaded store, the baseline the writers beside readers compare
+ *      to);
  *   4. throughput = operations / (last child's finish - start); then the
  *      parent measures the log (log_bytes, or the counters' deltas), and
  *      with --verify reopens the store (open for XB_KV_CHECK) and checks
@@ -105,6 +108,7 @@
  *   insert_latency        us, one per insert (sampled as above)
  *   search_latency        us, each reader's latest searches, at most one
  *                         per key of its slice
+ *   (with --readers 0 no search_* results)
  *   and the insert results above, aborts and contention of the writers
  *   only.
  *   conflict_aborts_<kind> count: conflict aborts blamed on a page of that

@@ -509,7 +509,8 @@ static void add_mixed(const struct xb_kv_run *run,
     *ins = (double)run->count / ((double)(wend - start) / 1e9);
     *srch = (double)searches / ((double)(rend - start) / 1e9);
     xb_sample(rs[R_INSERT_RATE], *ins);
-    xb_sample(rs[R_SEARCH_RATE], *srch);
+    if (run->readers > 0) /* --readers 0: the writers' baseline alone */
+        xb_sample(rs[R_SEARCH_RATE], *srch);
     add_evenly(rs[R_LATENCY], lat, run->count, quota < 1 ? 1 : quota);
     add_evenly(rs[R_SEARCH_LATENCY], found, kept, quota < 1 ? 1 : quota);
     free(found);
@@ -605,7 +606,10 @@ static int repetition(struct xb_kv_run *run, const struct xb_kv_config *cfg,
     xb_remove_tree(dir);
     double done = (double)(index * run->reps + r + 1) /
                   (double)(run->nconfigs * run->reps);
-    if (run->op == XB_KV_MIXED)
+    if (run->op == XB_KV_MIXED && run->readers == 0)
+        xb_progress(done, "%s: mixed repetition %lld of %lld, %.0f inserts/s "
+                    "with nobody searching", label, r + 1, run->reps, rate);
+    else if (run->op == XB_KV_MIXED)
         xb_progress(done, "%s: mixed repetition %lld of %lld, %.0f inserts/s "
                     "beside %.0f searches/s", label, r + 1, run->reps, rate,
                     search_rate);

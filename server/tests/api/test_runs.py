@@ -82,7 +82,7 @@ def test_a_mixed_search_tree_run_without_a_writer_is_422_and_stores_nothing(
     machine_id, _headers = register(client)
     body = {"machine_id": machine_id, "suite": "search-tree", "profile": "quick"}
     for params, words in (
-        ({"op": "mixed", "procs": 1}, "op mixed needs procs 2 or more"),
+        ({"op": "mixed", "procs": 1, "readers": 1}, "readers must be below procs"),
         ({"op": "mixed", "procs": 3, "readers": 3}, "readers must be below procs"),
     ):
         reply = client.post("/api/v1/runs", json={**body, "params": params})
