@@ -389,8 +389,12 @@ static int txn_start(int query)
      * (xcm_stale).  Each one is a conflict it may not have had, so while
      * others are attached it keeps no more than XTX_KEEP_SHARED of them:
      * about the pages of the transaction before (a tree's path and leaf).
+     * Unless nobody committed since they were kept: then the others
+     * attached only read (queries), none of the pages changed, and
+     * validation is free while the clock stands still (xcm_stale).
      * Then revoke the pages commits changed since. */
-    if (tx->tx_nkept > XTX_KEEP_SHARED && !alone && !query)
+    if (tx->tx_nkept > XTX_KEEP_SHARED && !alone && !query &&
+        tx->tx_snap != tx->tx_kept_stamp)
         drop_kept(e);
     else if (tx->tx_nkept > 0 && tx->tx_snap != tx->tx_kept_stamp)
         revoke_changed(e);

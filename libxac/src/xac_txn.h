@@ -28,7 +28,8 @@ enum xac_pstate {
 /* Flags a page keeps when its transaction state is reset. */
 #define XP_STICKY (XP_LISTED | XP_WP)
 /* Kept pages an update transaction starts with while other processes are
- * attached (xac_txn.c, txn_start); above, it starts with none. */
+ * attached (xac_txn.c, txn_start); above, it starts with none, unless no
+ * commit happened since they were kept (the others only read). */
 #define XTX_KEEP_SHARED 64
 
 struct xtxn {

@@ -8,7 +8,8 @@
  * before it if they are at most XTX_KEEP_SHARED (64), less those commits
  * changed, and fails if a commit changes one of them before it commits
  * (it may have read it without a fault); with more kept it takes every
- * page afresh.  Run under page-table access (fault-around on) and under
+ * page afresh, unless nobody committed since they were kept (the others
+ * only read): then it keeps them all.  Run under page-table access (fault-around on) and under
  * mprotect.
  *
  * A helper process stays attached and commits what the test tells it
@@ -129,8 +130,18 @@ static void run(int pte)
     test_cond("a second process is attached",
               tu_hear(from_helper[0]) == 'r');
     around = pte && tu_stats().page_table_access;
-    /* The 200 pages the numbering kept (alone, then) go at the next update
-     * transaction, now that another process is attached. */
+    /* The 200 pages the numbering kept (alone, then) stay while the
+     * other process has committed nothing: none of them can have changed
+     * (it only reads, as a search beside one writer). */
+    f = tu_stats().faults;
+    E(xbegin());
+    i = tu_peek(x, 199, 0);
+    test_cond("an update transaction while the other process has committed "
+              "nothing reads a kept page without a fault",
+              xend() == COMMITTED && i == 199 && tu_stats().faults == f);
+    test_cond("and keeps all 200 pages", tu_stats().kept_pages == NPG);
+    /* They go at the next update transaction once it has committed. */
+    test_cond("the helper commits page 180", helper_commits(180, 1800));
     E(xbegin());
     i = tu_peek(x, 199, 0);
     test_cond("an update transaction reads a page", xend() == COMMITTED &&
@@ -180,7 +191,9 @@ static void run(int pte)
     test_cond("after it, queries fault again",
               s == base_sum() - 5 + 505 - 7 + 707 && f > 0);
 
-    /* A few kept pages: the next update transaction starts with them. */
+    /* A few kept pages: the next update transaction starts with them.
+     * (A commit first, so that this one drops the pages the query kept.) */
+    test_cond("the helper commits page 170", helper_commits(170, 1700));
     E(xbegin());
     i = tu_peek(x, 10, 0) + tu_peek(x, 11, 0);
     *tu_page(x, 12, READ_WRITE, 0) = 1212;
