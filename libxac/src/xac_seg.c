@@ -435,10 +435,36 @@ static int join(struct xseg *sg, const struct stat *sst,
     return 0;
 }
 
+/* Did the processes before drop the data file's cache (sh_dropped), and
+ * has nothing written to the file, or changed it any other way, since
+ * the last of them left (the ctime it noted)?  Then the cache holds what
+ * libxac wrote with pwrite(2) and read with pread(2), small folios, and a
+ * new drop would only throw it away: every page a loaded store had
+ * cached coming back from the disk at the next session's first write (a
+ * lone writer into a loaded 16,000-key B+-tree: about a third of its
+ * rate).  A program that only read the file meanwhile through a plain
+ * mmap() leaves its ctime alone, and may leave large folios that the
+ * session then writes into more slowly: a cost in speed, never in
+ * correctness.  Before recover_old, which may write to the file. */
+static int drop_still_holds(struct xseg *sg, const struct stat *sst,
+                            const struct stat *dst)
+{
+    struct xseg_hdr h;
+
+    if (!seg_valid(sg, sst, XSEG_FORMAT) ||
+        xos_read_all(sg->sg_segfd, (char *)&h, sizeof h, 0, 0) != 0)
+        return 0;
+    return h.sh_dropped && h.sh_dev == (uint64_t)dst->st_dev &&
+           h.sh_ino == (uint64_t)dst->st_ino &&
+           (h.sh_left_ctime_sec != 0 || h.sh_left_ctime_nsec != 0) &&
+           h.sh_left_ctime_sec == (int64_t)dst->st_ctim.tv_sec &&
+           h.sh_left_ctime_nsec == (int64_t)dst->st_ctim.tv_nsec;
+}
+
 /* As the first process: a new store. */
 static int create(struct xseg *sg, struct stat *sst, const struct stat *dst)
 {
-    int rc;
+    int rc, dropped = drop_still_holds(sg, sst, dst);
 
     if (!sg->sg_durable && seg_valid(sg, sst, XSEG_FORMAT_RECOVER))
         recover_old(sg, sst, dst);
@@ -453,6 +479,7 @@ static int create(struct xseg *sg, struct stat *sst, const struct stat *dst)
     xseg_lock(sg);
     xseg_ch(sg)->ch_repair = 0;
     xseg_ch(sg)->ch_inprog = 0;
+    sg->sg_hdr->sh_dropped = (uint32_t)dropped;
     xseg_unlock(sg);
     return 0;
 }
@@ -477,6 +504,18 @@ int xseg_attach_end(struct xseg *sg, int others)
     return 0;
 }
 
+/* The last process leaves, every version written back: note the data
+ * file's ctime for the next first process (drop_still_holds). */
+static void note_left(struct xseg *sg)
+{
+    struct stat st;
+
+    if (xos.fstat(sg->sg_datafd, &st) != 0)
+        return; /* then the next session drops the cache again */
+    sg->sg_hdr->sh_left_ctime_sec = (int64_t)st.st_ctim.tv_sec;
+    sg->sg_hdr->sh_left_ctime_nsec = (int64_t)st.st_ctim.tv_nsec;
+}
+
 int xseg_leave(struct xseg *sg, int *last, int *failed, uint64_t *lim)
 {
     struct xctl *cx = sg->sg_ctl;
@@ -492,6 +531,8 @@ int xseg_leave(struct xseg *sg, int *last, int *failed, uint64_t *lim)
         rc = xgc_flush_all(sg, sg->sg_datafd);
         if (rc == 0 && !sg->sg_durable)
             sg->sg_hdr->sh_clean = 1;
+        if (rc == 0)
+            note_left(sg);
     }
     xseg_unlock(sg);
     return rc;

@@ -85,6 +85,13 @@ struct xseg_hdr {
                              * limbo or allocated (format 3) */
     char sh_path[XSEG_PATHMAX]; /* data file, for recovery by the next
                                  * first process */
+    /* The data file's ctime when the last process left after writing
+     * every version back, 0 if none did: the next first process keeps
+     * sh_dropped if the file's ctime is still this (xac_seg.c, create).
+     * After sh_path, inside the header's page, so a segment file of
+     * format 3 written without them reads as 0 here. */
+    int64_t sh_left_ctime_sec;
+    int64_t sh_left_ctime_nsec;
 };
 
 /* An entry of the change ring: commit stamp cg_stamp published a version
