@@ -6,11 +6,13 @@
  * invariants. */
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
 #include "tree.h"
 #include "tree_kv.h"
+#include "xac_int.h"
 
 #define COUNT 300
 
@@ -153,10 +155,46 @@ static void test_calls(void)
     test_cond("and it closes", st->close(h) == 0);
 }
 
+/* The parent loads through the serial version (a plain mmap); closing
+ * that load hands the store to LIBXAC with one commit in a child, so the
+ * timed processes find the data file's cache dropped already
+ * (tk_hand_over; xac_seg.c, xseg_drop_cache). */
+static void test_load_hands_over(void)
+{
+    static const struct tk_program insert = {
+        "tree_insert", "", 0, "transactional", "insert"};
+    const struct xb_kv_store *st = tk_store(&insert);
+    struct xb_kv_config cfgs[XB_KV_MAX_CONFIGS];
+    struct xb_kv_request rq = {"btree", nondurable, 1, COUNT};
+    uint64_t keys[COUNT];
+    unsigned char v[XB_VALUE_BYTES];
+    void *h;
+
+    xb_workload_keys(keys, COUNT, XB_WORKLOAD_SEED, XB_ORDER_RANDOM);
+    test_cond("a nondurable B+-tree, in a directory of its own",
+              st->plan(&rq, cfgs) == 1 && mkdir("load", 0700) == 0 &&
+                  st->create(&cfgs[0], "load") == 0);
+    test_cond("the parent loads it and closes the load",
+              st->open(&cfgs[0], "load", XB_KV_LOAD, &h) == 0 &&
+                  st->load(h, keys, COUNT) == 0 && st->close(h) == 0);
+    test_cond("a timed process opens it",
+              st->open(&cfgs[0], "load", XB_KV_MEASURE, &h) == 0);
+    test_cond("and finds the cache dropped before its first write",
+              xac_env.xe_seg.sg_hdr != NULL &&
+                  xac_env.xe_seg.sg_hdr->sh_dropped == 1);
+    size_t len = sizeof v;
+    struct xb_kv_key key = {.n = keys[COUNT - 1]};
+    test_cond("the loaded keys are there",
+              st->search(h, &key, v, &len) == 1 &&
+                  value_is(keys[COUNT - 1], v, len));
+    test_cond("and it closes", st->close(h) == 0);
+}
+
 int main(void)
 {
     tu_tmpdir();
     test_plans();
     test_calls();
+    test_load_hands_over();
     return test_report();
 }
