@@ -188,18 +188,17 @@ static int seg_map(struct xseg *sg, size_t len)
 }
 
 /* Is the existing segment file one we can read, of a format from oldest
- * to ours? */
+ * to ours?  Its header in *h either way (zeroes if it could not be read). */
 static int seg_valid(struct xseg *sg, const struct stat *sst,
-                     uint32_t oldest)
+                     uint32_t oldest, struct xseg_hdr *h)
 {
-    struct xseg_hdr h;
-
-    if ((size_t)sst->st_size < sizeof h ||
-        xos_read_all(sg->sg_segfd, (char *)&h, sizeof h, 0, 0) != 0)
+    memset(h, 0, sizeof *h);
+    if ((size_t)sst->st_size < sizeof *h ||
+        xos_read_all(sg->sg_segfd, (char *)h, sizeof *h, 0, 0) != 0)
         return 0;
-    return h.sh_magic == XSEG_MAGIC && h.sh_format >= oldest &&
-           h.sh_format <= XSEG_FORMAT && h.sh_psize == sg->sg_psize &&
-           h.sh_size == (uint64_t)sst->st_size;
+    return h->sh_magic == XSEG_MAGIC && h->sh_format >= oldest &&
+           h->sh_format <= XSEG_FORMAT && h->sh_psize == sg->sg_psize &&
+           h->sh_size == (uint64_t)sst->st_size;
 }
 
 /* The previous processes left versions in the pool (they died, or did
@@ -421,9 +420,10 @@ void xseg_attach_fail(struct xseg *sg)
 static int join(struct xseg *sg, const struct stat *sst,
                 const struct stat *dst)
 {
+    struct xseg_hdr h;
     int rc;
 
-    if (!seg_valid(sg, sst, XSEG_FORMAT))
+    if (!seg_valid(sg, sst, XSEG_FORMAT, &h))
         return XAC_EBADCTL;
     rc = seg_map(sg, (size_t)sst->st_size);
     if (rc != 0)
@@ -445,28 +445,27 @@ static int join(struct xseg *sg, const struct stat *sst,
  * rate).  A program that only read the file meanwhile through a plain
  * mmap() leaves its ctime alone, and may leave large folios that the
  * session then writes into more slowly: a cost in speed, never in
- * correctness.  Before recover_old, which may write to the file. */
-static int drop_still_holds(struct xseg *sg, const struct stat *sst,
+ * correctness.  h: the old header, read before recover_old, which may
+ * write to the file. */
+static int drop_still_holds(const struct xseg_hdr *h, int valid,
                             const struct stat *dst)
 {
-    struct xseg_hdr h;
-
-    if (!seg_valid(sg, sst, XSEG_FORMAT) ||
-        xos_read_all(sg->sg_segfd, (char *)&h, sizeof h, 0, 0) != 0)
-        return 0;
-    return h.sh_dropped && h.sh_dev == (uint64_t)dst->st_dev &&
-           h.sh_ino == (uint64_t)dst->st_ino &&
-           (h.sh_left_ctime_sec != 0 || h.sh_left_ctime_nsec != 0) &&
-           h.sh_left_ctime_sec == (int64_t)dst->st_ctim.tv_sec &&
-           h.sh_left_ctime_nsec == (int64_t)dst->st_ctim.tv_nsec;
+    return valid && h->sh_format == XSEG_FORMAT && h->sh_dropped &&
+           h->sh_dev == (uint64_t)dst->st_dev &&
+           h->sh_ino == (uint64_t)dst->st_ino &&
+           (h->sh_left_ctime_sec != 0 || h->sh_left_ctime_nsec != 0) &&
+           h->sh_left_ctime_sec == (int64_t)dst->st_ctim.tv_sec &&
+           h->sh_left_ctime_nsec == (int64_t)dst->st_ctim.tv_nsec;
 }
 
 /* As the first process: a new store. */
 static int create(struct xseg *sg, struct stat *sst, const struct stat *dst)
 {
-    int rc, dropped = drop_still_holds(sg, sst, dst);
+    struct xseg_hdr old;
+    int rc, valid = seg_valid(sg, sst, XSEG_FORMAT_RECOVER, &old);
+    int dropped = drop_still_holds(&old, valid, dst);
 
-    if (!sg->sg_durable && seg_valid(sg, sst, XSEG_FORMAT_RECOVER))
+    if (!sg->sg_durable && valid)
         recover_old(sg, sst, dst);
     rc = seg_create(sg, dst);
     if (rc != 0)

@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "procs.h"
 #include "tree.h"
 #include "tree_opts.h"
 #include "workload.h"
@@ -105,30 +104,38 @@ static int tk_open(const struct xb_kv_config *cfg, const char *dir,
  * (the parent stays free of LIBXAC), rewrites the tree's first word with
  * itself, commits and leaves: the drop happens here, untimed, and the
  * next session finds the store as LIBXAC leaves it.  0 or -1 (said). */
+struct tk_hand {
+    const struct tk_config *c;
+    const char *dir;
+};
+
+static int tk_hand_over_child(const struct xb_proc *self, int k, void *arg)
+{
+    const struct tk_hand *a = arg;
+    struct ts_store s;
+    struct ts_config tc = {a->c->version, a->c->durability, 0};
+    (void)k;
+    if (ts_open_config(&s, &tc, a->dir, TK_FILE, a->c->file_bytes) != 0) {
+        xb_proc_ready(self, 'f');
+        return 1;
+    }
+    if (!xb_proc_ready(self, XB_PROC_READY)) {
+        ts_close(&s);
+        return 1;
+    }
+    volatile uint64_t *first = (volatile uint64_t *)s.ts_base;
+    do {
+        ts_begin(&s);
+        *first = *first;
+    } while (ts_end(&s) == ABORTED);
+    return ts_close(&s) == 0 ? 0 : 1;
+}
+
 static int tk_hand_over(const struct tk_config *c, const char *dir)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("fork");
-        return -1;
-    }
-    if (pid == 0) {
-        struct ts_store s;
-        struct ts_config tc = {c->version, c->durability, 0};
-        if (ts_open_config(&s, &tc, dir, TK_FILE, c->file_bytes) != 0)
-            _exit(1);
-        volatile uint64_t *first = (volatile uint64_t *)s.ts_base;
-        do {
-            ts_begin(&s);
-            *first = *first;
-        } while (ts_end(&s) == ABORTED);
-        _exit(ts_close(&s) == 0 ? 0 : 1);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        ;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+    struct tk_hand a = {c, dir};
+    struct xb_procs g;
+    if (xb_procs_run(&g, 1, tk_hand_over_child, &a) == 1 && g.nfailed == 0)
         return 0;
     fprintf(stderr, "%s: the store's hand-over to LIBXAC after its load "
             "failed\n", tk_name());
