@@ -754,6 +754,22 @@ struct xac_stats {
                                         *   random B+-tree inserts copy
                                         *   0.35 new pages a commit at 2
                                         *   processes, 1.2 at 64 */
+    unsigned long long gc_versions_walked; /**< versions this process's
+                                        *   collections passed over, under
+                                        *   the commit lock, looking for
+                                        *   the newest that every running
+                                        *   snapshot reads (the one to copy
+                                        *   into the data file) */
+    unsigned long long gc_skipped;     /**< collections of this process
+                                        *   that walked no version at all:
+                                        *   every page with versions in the
+                                        *   pool had been collected already
+                                        *   for the same oldest running
+                                        *   snapshot, so none held a
+                                        *   version that snapshot reads.  A
+                                        *   process descheduled inside a
+                                        *   transaction holds that snapshot
+                                        *   still while the others commit */
 };
 
 /** Fill @p st.  @return 0; XAC_EINVAL; XAC_ENOTINIT. */

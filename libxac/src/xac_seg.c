@@ -34,6 +34,7 @@ void xseg_init(struct xseg *sg, struct xctl *cx, const char *dir,
     sg->sg_durable = durable;
     sg->sg_datafd = -1;
     sg->sg_segfd = sg->sg_poolfd = -1;
+    sg->sg_gc_walked = sg->sg_gc_skipped = 0; /* counts start at xInit */
 }
 
 /* ---- locking and repair ---------------------------------------------- */
@@ -84,6 +85,7 @@ static void repair(struct xseg *sg)
         if (sg->sg_fr[f].fr_page < h->sh_npages)
             sg->sg_pt[sg->sg_fr[f].fr_page].pe_ring = 0;
     h->sh_ring_head = h->sh_ring_tail = 0;
+    h->sh_gc_m = h->sh_gc_mark = 0;
     for (f = 1; f < n; f++) {
         g = sg->sg_fr[f].fr_page;
         if (sg->sg_fr[f].fr_state == FR_CHAIN && sg->sg_pt[g].pe_head == f)

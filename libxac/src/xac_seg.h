@@ -92,6 +92,12 @@ struct xseg_hdr {
      * format 3 written without them reads as 0 here. */
     int64_t sh_left_ctime_sec;
     int64_t sh_left_ctime_nsec;
+    /* The collector's note (xac_gc.c, xgc_collect): 1 + the oldest
+     * snapshot m it collected for, 0 if none yet, and the ring's tail
+     * when it first collected for that m.  Session state, 0 in a new
+     * store and after a repair. */
+    uint64_t sh_gc_m;
+    uint64_t sh_gc_mark;
 };
 
 /* An entry of the change ring: commit stamp cg_stamp published a version
@@ -144,6 +150,12 @@ struct xseg {
     char *sg_buf;             /* one page, for copying versions */
     unsigned sg_reap;         /* a dead process was seen: reap slots at the
                                * next xseg_lock */
+    /* This process's collections (xStats): */
+    uint64_t sg_gc_walked;    /* versions passed over in chains, looking
+                               * for the one to copy into the data file */
+    uint64_t sg_gc_skipped;   /* collections that walked no chain: every
+                               * page in the ring had been collected for
+                               * the same oldest snapshot */
 };
 
 void xseg_init(struct xseg *sg, struct xctl *cx, const char *dir,

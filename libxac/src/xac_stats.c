@@ -70,6 +70,8 @@ int xStats(struct xac_stats *st)
     st->lock_spin_us = (int)(e->xe_ctl.cx_spin_ns / 1000u);
     st->admission_handoffs = cn->cn_handoffs;
     st->handoff_us = (int)(cn->cn_handoff_ns / 1000u);
+    st->gc_versions_walked = e->xe_seg.sg_gc_walked;
+    st->gc_skipped = e->xe_seg.sg_gc_skipped;
     return 0;
 }
 
