@@ -41,7 +41,12 @@ def test_each_program_gets_its_own_parameters(tmp_path: Path) -> None:
     assert tests and records and len(tests) + len(records) + len(machine) == len(results)
     # The machine's own parallel speedup, measured beside LIBXAC's in the same rounds.
     assert [(r["sut"], r["metric"], r["params"]["test"]) for r in machine] == [("os", "speedup", "A")]
-    assert {r["metric"] for r in tests} >= {"speedup", "speedup_over_machine"}
+    assert {r["metric"] for r in tests} >= {"speedup", "speedup_over_machine", "aborts_pool_full"}
+    # Test A's processes share no page, so no abort is a conflict: each one it reports is a full
+    # version pool, counted apart as aborts_pool_full.
+    samples = {(r["metric"], r["params"]["procs"]): r["samples"] for r in tests}
+    for procs in {r["params"]["procs"] for r in tests}:
+        assert samples[("aborts_pool_full", procs)] == samples[("aborts", procs)]
     # rounds reached concurrency_test: one sample per round, for every metric.
     assert {len(r["samples"]) for r in tests + machine} == {2}
     # txns and tests reached concurrency_test; procs reached both.
