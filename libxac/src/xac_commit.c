@@ -495,14 +495,16 @@ static int log_prepare(struct xac_env *e, size_t nw)
  * the pool fills").  The bound keeps the versions waiting in the pool,
  * and so in the page cache, to 16 MiB at 4 KiB pages. */
 #define XCM_LAZY_FRAMES 4096u
+uint64_t xcm_lazy_bound(const struct xseg *sg)
+{
+    uint64_t bound = sg->sg_hdr->sh_maxframes / 4;
+
+    return bound > XCM_LAZY_FRAMES ? XCM_LAZY_FRAMES : bound;
+}
+
 static int pool_collect_due(const struct xseg *sg)
 {
-    const struct xseg_hdr *h = sg->sg_hdr;
-    uint64_t bound = h->sh_maxframes / 4;
-
-    if (bound > XCM_LAZY_FRAMES)
-        bound = XCM_LAZY_FRAMES;
-    return h->sh_used > bound;
+    return sg->sg_hdr->sh_used > xcm_lazy_bound(sg);
 }
 
 /* Should a durable commit collect versions under the lock?  Every

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct xac_env;
+struct xseg;
 
 /* Take a transaction id and a snapshot. */
 void xcm_begin(struct xac_env *e);
@@ -31,5 +32,8 @@ int xcm_alone(struct xac_env *e);
 int xcm_commit(struct xac_env *e);
 /* Release writer words and the slot's transaction. */
 void xcm_end(struct xac_env *e);
+/* The frames in use above which a nondurable pool commit collects
+ * (pool_collect_due says why there is a bound). */
+uint64_t xcm_lazy_bound(const struct xseg *sg);
 
 #endif

@@ -97,13 +97,7 @@ int main(void)
     int down[2], up[2], *x, k, ok = 1;
     pid_t stay[STAYERS], dead;
 
-    tu_tmpdir();
-    if (pipe(down) != 0 || pipe(up) != 0)
-        abort();
-    E(xInit("ctl", NONDURABLE));
-    x = xMmap(FILE_, NPG * PAGESIZE);
-    if (x == MAP_FAILED)
-        abort();
+    x = tu_store_with_pipes(FILE_, NPG, down, up);
     hdr = xac_env.xe_ctl.cx_hdr;
     for (k = 0; k < STAYERS; k++) {
         stay[k] = child(down[0], up[1], 0);

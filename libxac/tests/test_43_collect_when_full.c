@@ -26,12 +26,12 @@
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
+#include "xac_commit.h"
 #include "xac_int.h"
 #include "xac_os.h"
 
 #define FILE_ "d.db"
 #define NPG 4
-#define LAZY_FRAMES 4096u /* xac_commit.c, XCM_LAZY_FRAMES */
 
 /* In a child just forked: attach to store ctl and map file (NPG pages),
  * or exit with 3 or 4. */
@@ -46,35 +46,6 @@ static int *attach(const char *ctl, const char *file)
     if (y == MAP_FAILED)
         _exit(4);
     return y;
-}
-
-/* A child that keeps a read-only transaction open: 'r' once it runs,
- * then on each 'n' a new one at the newest snapshot ('r' again), and on
- * 'q' it leaves. */
-static pid_t reader(int hear, int tell)
-{
-    pid_t pid;
-    char c;
-    int *y;
-
-    fflush(NULL);
-    pid = fork();
-    if (pid == 0) {
-        y = attach("ctl", FILE_);
-        for (;;) {
-            if (xbeginQuery() != 0)
-                _exit(5);
-            (void)*(volatile int *)y; /* it reads the page */
-            tu_tell(tell, 'r');
-            c = tu_hear(hear);
-            if (xendQuery() != COMMITTED)
-                _exit(6);
-            if (c != 'n')
-                break;
-        }
-        _exit(xMunmap(FILE_) == 0 && xShutdown() == 0 ? 0 : 2);
-    }
-    return pid;
 }
 
 /* In store "ctl2", file FILE2: a child that keeps a read-only
@@ -158,18 +129,10 @@ int main(void)
     const struct xseg *sg;
     pid_t pid;
 
-    tu_tmpdir();
-    if (pipe(down) != 0 || pipe(up) != 0)
-        abort();
-    E(xInit("ctl", NONDURABLE));
-    x = xMmap(FILE_, NPG * PAGESIZE);
-    if (x == MAP_FAILED)
-        abort();
+    x = tu_store_with_pipes(FILE_, NPG, down, up);
     sg = &xac_env.xe_seg;
-    bound = (uint32_t)(sg->sg_hdr->sh_maxframes / 4);
-    if (bound > LAZY_FRAMES)
-        bound = LAZY_FRAMES;
-    pid = reader(down[0], up[1]);
+    bound = (uint32_t)xcm_lazy_bound(sg);
+    pid = tu_spawn_reader(down[0], up[1], FILE_, NPG);
     test_cond("a reader runs beside us", tu_hear(up[0]) == 'r');
 
     ok &= tu_commit_add(x, 0, 1) == COMMITTED;

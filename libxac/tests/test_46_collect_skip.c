@@ -24,49 +24,14 @@
 
 #include "support/testhelp.h"
 #include "support/tutil.h"
+#include "xac_commit.h"
 #include "xac_int.h"
-#include "xac_os.h"
 
 #define FILE_ "d.db"
 #define NPG 16
 #define RING 14 /* pages with versions: more than one collection's
                  * 2w + 8 = 10 for a commit of one page */
-#define LAZY_FRAMES 4096u /* xac_commit.c, XCM_LAZY_FRAMES */
 #define MORE 200          /* commits while the reader's snapshot stands */
-
-/* A child that keeps a read-only transaction open: 'r' once it runs,
- * then on each 'n' a new one at the newest snapshot ('r' again), and on
- * 'q' it leaves. */
-static pid_t reader(int hear, int tell)
-{
-    pid_t pid;
-    char c;
-    int *y;
-
-    fflush(NULL);
-    pid = fork();
-    if (pid == 0) {
-        xos_reset();
-        if (xInit("ctl", NONDURABLE) != 0)
-            _exit(3);
-        y = xMmap(FILE_, NPG * PAGESIZE);
-        if (y == MAP_FAILED)
-            _exit(4);
-        for (;;) {
-            if (xbeginQuery() != 0)
-                _exit(5);
-            (void)*(volatile int *)y;
-            tu_tell(tell, 'r');
-            c = tu_hear(hear);
-            if (xendQuery() != COMMITTED)
-                _exit(6);
-            if (c != 'n')
-                break;
-        }
-        _exit(xMunmap(FILE_) == 0 && xShutdown() == 0 ? 0 : 2);
-    }
-    return pid;
-}
 
 /* How many of the RING pages with versions the data file holds as the
  * reader's new snapshot reads them: page 0 at v0, page 1 at v1, the others
@@ -89,18 +54,10 @@ int main(void)
     struct xac_stats st;
     pid_t pid;
 
-    tu_tmpdir();
-    if (pipe(down) != 0 || pipe(up) != 0)
-        abort();
-    E(xInit("ctl", NONDURABLE));
-    x = xMmap(FILE_, NPG * PAGESIZE);
-    if (x == MAP_FAILED)
-        abort();
+    x = tu_store_with_pipes(FILE_, NPG, down, up);
     sg = &xac_env.xe_seg;
-    bound = (uint32_t)(sg->sg_hdr->sh_maxframes / 4);
-    if (bound > LAZY_FRAMES)
-        bound = LAZY_FRAMES;
-    pid = reader(down[0], up[1]);
+    bound = (uint32_t)xcm_lazy_bound(sg);
+    pid = tu_spawn_reader(down[0], up[1], FILE_, NPG);
     test_cond("a reader runs beside us", tu_hear(up[0]) == 'r');
 
     /* Past the bound on page 0, the reader's snapshot reading the file. */

@@ -204,6 +204,49 @@ pid_t tu_spawn_writer(int hear, int tell, const char *file, int npages,
     return pid;
 }
 
+int *tu_store_with_pipes(const char *file, int npages, int down[2],
+                         int up[2])
+{
+    int *x;
+
+    tu_tmpdir();
+    if (pipe(down) != 0 || pipe(up) != 0 || xInit("ctl", NONDURABLE) != 0)
+        abort();
+    x = xMmap(file, (size_t)npages * PAGESIZE);
+    if (x == MAP_FAILED)
+        abort();
+    return x;
+}
+
+pid_t tu_spawn_reader(int hear, int tell, const char *file, int npages)
+{
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        int *y;
+        char c;
+        xos_reset();
+        if (xInit("ctl", NONDURABLE) != 0)
+            _exit(3);
+        y = xMmap(file, (size_t)npages * PAGESIZE);
+        if (y == MAP_FAILED)
+            _exit(4);
+        do {
+            if (xbeginQuery() != 0)
+                _exit(5);
+            (void)*(volatile int *)y;
+            tu_tell(tell, 'r');
+            c = tu_hear(hear);
+            if (xendQuery() != COMMITTED)
+                _exit(6);
+        } while (c == 'n');
+        _exit(xMunmap(file) == 0 && xShutdown() == 0 ? 0 : 2);
+    }
+    return pid;
+}
+
 int tu_reap(pid_t pid)
 {
     int st;

@@ -82,6 +82,22 @@ int tu_commit_add(int *x, size_t idx, int v);
 pid_t tu_spawn_writer(int hear, int tell, const char *file, int npages,
                       int n, int v, int declare);
 
+/* A test with children: a scratch directory (tu_tmpdir), the pipes down
+ * (to the children) and up (from them), and file (npages pages) mapped
+ * in store "ctl", NONDURABLE.  Aborts if any step fails.  Returns the
+ * mapping. */
+int *tu_store_with_pipes(const char *file, int npages, int down[2],
+                         int up[2]);
+
+/* Fork a reader of store "ctl": it attaches (xInit NONDURABLE, xMmap(file,
+ * npages pages)), opens a read-only transaction that reads the first int,
+ * and says 'r' down pipe fd tell; on each 'n' from pipe fd hear it ends
+ * that transaction and opens another at the newest snapshot ('r' again);
+ * on any other byte it ends it and detaches.  It holds the oldest
+ * snapshot meanwhile, as a process descheduled inside a transaction
+ * does.  The OS table is reset in the child.  Returns the child's pid. */
+pid_t tu_spawn_reader(int hear, int tell, const char *file, int npages);
+
 /* Wait for child pid: did it exit with status 0? */
 int tu_reap(pid_t pid);
 
