@@ -278,7 +278,7 @@ int main(int argc, char **argv)
     double secs[2][MAXROUNDS], os[2][MAXROUNDS], v[MAXROUNDS];
     double lbytes[2][MAXROUNDS], lsyncs[2][MAXROUNDS];
     uint64_t aborts[2][MAXROUNDS], full[2][MAXROUNDS], bodies[2][MAXROUNDS];
-    uint64_t ign, ign2;
+    uint64_t ign;
     int fd, rc;
 
     xb_opts_parse(argc, argv,
@@ -338,7 +338,7 @@ int main(int argc, char **argv)
                 if (plain_ns < PLAIN_MIN_NS)
                     plain_ns = PLAIN_MIN_NS;
                 os[pi][r] = run(ctl, data, (size_t)procs, *t, p, n, &ign,
-                                &ign2, &bodies[pi][r], &ok);
+                                &ign, &bodies[pi][r], &ok);
                 if (!ok || secs[pi][r] <= 0.0 || os[pi][r] <= 0.0) {
                     fprintf(stderr, "concurrency_test: test %c on %d "
                                     "processes failed\n", *t, p);
