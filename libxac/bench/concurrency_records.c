@@ -38,8 +38,14 @@
  * Results: suite "concurrency", benchmark "records", params {variant, procs,
  * nrec} (and durability for the libxac variant), metrics wall_time (s,
  * from the start signal until the last child is reaped), cpu_time,
- * user_time, sys_time (s; the children's totals from wait4) and errors
- * (count); one sample per repetition, each on a fresh store.  cpu_time is
+ * user_time, sys_time (s; the children's totals from wait4), errors
+ * (count), slots_per_op (count: record slots an operation's chain walk
+ * read, its committed try only) and, for libxac, faults_per_op (count:
+ * xStats() access faults per operation, aborted tries included); one
+ * sample per repetition, each on a fresh store.  The chains hold every
+ * process's records, so an operation reads more slots the more processes
+ * there are: the work per operation grows with --procs times --nrec, and
+ * slots_per_op says by how much (docs/benchmarks-records.md).  cpu_time is
  * exact (the scheduler's running time); the kernel splits it into user and
  * sys by the timer ticks that land in each mode, a few dozen in a quick
  * variant, so the split moves by a third from run to run.  --quick, the
@@ -71,7 +77,16 @@
 #define CHILD_BUSY 'b'
 #define CHILD_FAILED 'e'
 
-enum metric { M_WALL, M_CPU, M_USER, M_SYS, M_ERRORS, NMETRICS };
+enum metric {
+    M_WALL,
+    M_CPU,
+    M_USER,
+    M_SYS,
+    M_ERRORS,
+    M_SLOTS,  /* record slots an operation's chain walk read, on average */
+    M_FAULTS, /* libxac only: access faults per operation, retries too */
+    NMETRICS
+};
 
 enum variant { V_NOLOCK, V_COARSE, V_FINE, V_LIBXAC, NVARIANTS };
 static const char *const variant_names[] = {"nolock", "coarse", "fine",
@@ -97,6 +112,8 @@ static long long errs_total(const struct errors *e)
 struct child_report {
     struct errors errs;
     long long fetches, stores, deletes, aborts;
+    unsigned long long slots_read; /* by the operations' committed tries */
+    unsigned long long faults;     /* libxac: xStats() faults, every try */
 };
 
 /* ---- one child --------------------------------------------------------- */
@@ -137,6 +154,8 @@ static int run_op(struct child *c, enum op op, const struct rs_slot *rec,
 {
     int rc = 0;
     for (unsigned attempt = 0;; attempt++) {
+        /* An aborted try's chain walk is not the operation's: forget it. */
+        unsigned long long slots_before = c->s.slots_read;
         if (c->v == V_LIBXAC) {
             int b = xbegin();
             if (b != 0) {
@@ -168,6 +187,7 @@ static int run_op(struct child *c, enum op op, const struct rs_slot *rec,
             _exit(1);
         }
         c->rep.aborts++;
+        c->s.slots_read = slots_before;
         /* randomized exponential backoff, at most about 1 ms */
         unsigned shift = attempt < 10 ? attempt : 10;
         struct timespec ts = {
@@ -344,6 +364,10 @@ static int child_main(const struct xb_proc *self, int k, void *arg)
     xb_rng_seed(&c.rng, XB_WORKLOAD_SEED ^ ((uint64_t)k * 0x1000193u));
     if (xb_proc_ready(self, status == 0 ? XB_PROC_READY : status)) {
         child_workload(&c, run->nrec);
+        c.rep.slots_read = c.s.slots_read;
+        struct xac_stats st;
+        if (c.v == V_LIBXAC && xStats(&st) == 0)
+            c.rep.faults = st.faults;
         run->report[k] = c.rep;
     }
     if (c.s.base != NULL) {
@@ -376,6 +400,8 @@ static void add_report(struct child_report *sum, const struct child_report *r)
     sum->stores += r->stores;
     sum->deletes += r->deletes;
     sum->aborts += r->aborts;
+    sum->slots_read += r->slots_read;
+    sum->faults += r->faults;
 }
 
 static void one_run(const struct run *run, struct outcome *o)
@@ -406,11 +432,14 @@ static void one_run(const struct run *run, struct outcome *o)
     o->errors = errs_total(&o->sum.errs) + inconsistent;
     fprintf(stderr,
             "%s: %s procs %d nrec %u: %.3f s wall, %lld fetches, %lld stores, "
-            "%lld deletes, %lld aborts; errors: %lld missing, %lld stale, "
+            "%lld deletes, %lld aborts, %.1f slots read per operation; "
+            "errors: %lld missing, %lld stale, "
             "%lld corrupt, %lld index, %lld free list empty, %lld "
             "inconsistencies in the final file\n",
             PROG, variant_names[run->v], run->procs, run->nrec, o->wall,
             o->sum.fetches, o->sum.stores, o->sum.deletes, o->sum.aborts,
+            (double)o->sum.slots_read /
+                (double)(o->sum.fetches + o->sum.stores + o->sum.deletes),
             o->sum.errs.missing, o->sum.errs.stale, o->sum.errs.corrupt,
             o->sum.errs.index, o->sum.errs.full, inconsistent);
     if (run->v != V_NOLOCK && o->errors != 0)
@@ -499,7 +528,11 @@ int main(int argc, char **argv)
             [M_SYS] = xb_result_new("concurrency", "records", sut,
                                     "sys_time", "s", XB_LOWER),
             [M_ERRORS] = xb_result_new("concurrency", "records", sut,
-                                       "errors", "count", XB_LOWER)};
+                                       "errors", "count", XB_LOWER),
+            [M_SLOTS] = xb_result_new("concurrency", "records", sut,
+                                      "slots_per_op", "count", XB_LOWER),
+            [M_FAULTS] = xb_result_new("concurrency", "records", sut,
+                                       "faults_per_op", "count", XB_LOWER)};
         int unsupported = 0;
         for (long long r = 0; r < reps && !unsupported; r++) {
             struct outcome o;
@@ -512,6 +545,10 @@ int main(int argc, char **argv)
                 xb_sample(rs[M_USER], o.user);
                 xb_sample(rs[M_SYS], o.sys);
                 xb_sample(rs[M_ERRORS], (double)o.errors);
+                double ops = (double)(o.sum.fetches + o.sum.stores +
+                                      o.sum.deletes);
+                xb_sample(rs[M_SLOTS], (double)o.sum.slots_read / ops);
+                xb_sample(rs[M_FAULTS], (double)o.sum.faults / ops);
             }
             xb_progress(((double)done + (double)(r + 1) / (double)reps) / nv,
                         "variant %s repetition %lld of %lld",
@@ -519,7 +556,8 @@ int main(int argc, char **argv)
         }
         done++;
         for (int j = 0; j < NMETRICS; j++) {
-            if (unsupported || (quick && (j == M_USER || j == M_SYS))) {
+            if (unsupported || (quick && (j == M_USER || j == M_SYS)) ||
+                (j == M_FAULTS && v != V_LIBXAC)) {
                 xb_result_free(rs[j]);
                 continue;
             }

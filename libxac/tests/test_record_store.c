@@ -37,7 +37,8 @@ static int same(const struct rs_slot *a, const struct rs_slot *b)
 
 static void test_operations(size_t len)
 {
-    struct rs s = {open(PATH, O_RDWR), NULL, NSLOTS, RS_COARSE};
+    struct rs s = {.fd = open(PATH, O_RDWR), .nslots = NSLOTS,
+                   .locking = RS_COARSE};
     struct rs_slot a = record(1001, 1), a2 = record(1001, 2), b = record(77, 1);
     struct rs_slot got;
 
@@ -46,6 +47,10 @@ static void test_operations(size_t len)
               rs_insert(&s, &a) == 1);
     test_cond("fetch returns what was stored",
               rs_fetch(&s, 1001, &got) == 1 && same(&got, &a));
+    unsigned long long walked = s.slots_read;
+    (void)rs_fetch(&s, 1001, &got);
+    test_cond("a fetch of the one record on its chain reads one slot",
+              s.slots_read == walked + 1);
     test_cond("replace rewrites it", rs_replace(&s, &a2) == 0 &&
               rs_fetch(&s, 1001, &got) == 1 && same(&got, &a2));
     test_cond("a key never stored is not found",
@@ -59,7 +64,8 @@ static void test_operations(size_t len)
     /* The same file as memory, as the libxac variant reaches it. */
     unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
                             s.fd, 0);
-    struct rs mem = {-1, m, NSLOTS, RS_NOLOCK};
+    struct rs mem = {.fd = -1, .base = m, .nslots = NSLOTS,
+                     .locking = RS_NOLOCK};
     test_cond("stored through memory", rs_insert(&mem, &a) == 0);
     test_cond("fetched through pread",
               rs_fetch(&s, 1001, &got) == 1 && same(&got, &a));
@@ -86,7 +92,8 @@ static void test_operations(size_t len)
  * records; returns the errors it saw. */
 static int own_records(uint64_t base)
 {
-    struct rs s = {open(PATH, O_RDWR), NULL, NSLOTS, RS_FINE};
+    struct rs s = {.fd = open(PATH, O_RDWR), .nslots = NSLOTS,
+                   .locking = RS_FINE};
     struct rs_slot got;
     int errors = 0;
     for (int round = 0; round < 50; round++) {

@@ -15,7 +15,8 @@ from tests.conftest import TOP, VENV_BIN
 
 VARIANTS = {"nolock", "coarse", "fine", "libxac"}
 # Quick runs report the exact CPU time without its user/sys split (docs/benchmarks-records.md).
-QUICK_METRICS = {"wall_time", "cpu_time", "errors"}
+QUICK_METRICS = {"wall_time", "cpu_time", "errors", "slots_per_op"}
+COUNTS = {"errors", "slots_per_op", "faults_per_op"}
 
 
 def bench(tmp_path: Path, *params: str) -> list[dict[str, Any]]:
@@ -56,7 +57,7 @@ def test_each_program_gets_its_own_parameters(tmp_path: Path) -> None:
     # nrec and repetitions reached concurrency_records (and not concurrency_test's txns).
     assert {(r["params"]["variant"], r["metric"]) for r in records} == {
         (v, m) for v in VARIANTS for m in QUICK_METRICS
-    }
+    } | {("libxac", "faults_per_op")}
     for r in records:
         assert (r["params"]["procs"], r["params"]["nrec"]) == (3, 400)
         assert len(r["samples"]) == 2
@@ -67,7 +68,7 @@ def test_each_program_gets_its_own_parameters(tmp_path: Path) -> None:
     assert errors["coarse"] == errors["fine"] == errors["libxac"] == [0, 0]
     assert max(errors["nolock"]) > 0
     for r in records:
-        if r["metric"] != "errors":
+        if r["metric"] not in COUNTS:
             assert all(s >= 0 for s in r["samples"]) and r["unit"] == "s"
     assert all(max(r["samples"]) > 0 for r in records if r["metric"] == "wall_time")
 
@@ -92,6 +93,39 @@ def test_full_runs_split_the_cpu_time_into_user_and_sys(tmp_path: Path) -> None:
     run = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     samples = {r["metric"]: r["samples"] for r in map(json.loads, run.stdout.splitlines())}
-    assert set(samples) == {"wall_time", "cpu_time", "user_time", "sys_time", "errors"}
+    assert set(samples) == {"wall_time", "cpu_time", "user_time", "sys_time", "errors", "slots_per_op"}
     for cpu, user, sys in zip(samples["cpu_time"], samples["user_time"], samples["sys_time"], strict=True):
         assert cpu > 0 and cpu == pytest.approx(user + sys, rel=1e-9, abs=1e-6)
+
+
+def records_counts(tmp_path: Path, variant: str, procs: int, nrec: int) -> dict[str, float]:
+    argv = [str(TOP / "libxac/bin/concurrency_records"), "--procs", str(procs), "--nrec", str(nrec)]
+    argv += ["--reps", "1", "--variant", variant, "--dir", str(tmp_path)]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    found = {r["metric"]: r["samples"][0] for r in map(json.loads, run.stdout.splitlines())}
+    assert found["errors"] == 0
+    return found
+
+
+def test_an_operation_reads_more_slots_when_more_processes_share_the_chains(tmp_path: Path) -> None:
+    """The chains hold every process's records: at the same --nrec, four times the processes
+    make every chain about four times longer; at the same procs x nrec, the chains and the
+    slots an operation reads stay as they were (docs/benchmarks-records.md, "Results")."""
+    few = records_counts(tmp_path, "fine", 2, 400)
+    same_total = records_counts(tmp_path, "fine", 8, 100)
+    more = records_counts(tmp_path, "fine", 8, 400)
+    assert more["slots_per_op"] > 2.5 * few["slots_per_op"]
+    assert same_total["slots_per_op"] == pytest.approx(few["slots_per_op"], rel=0.2)
+    assert "faults_per_op" not in more  # counted by LIBXAC only
+
+
+def test_libxac_faults_at_least_once_per_operation_and_more_with_longer_chains(tmp_path: Path) -> None:
+    """Every transaction of the libxac variant starts without its pages (xSetKeepPages(0)), so
+    each operation faults at least on the header page it reads its chain's head from, and once
+    more for each further page its chain walk reaches."""
+    short = records_counts(tmp_path, "libxac", 2, 100)
+    long = records_counts(tmp_path, "libxac", 2, 800)
+    assert short["faults_per_op"] >= 1
+    assert long["slots_per_op"] > 3 * short["slots_per_op"]
+    assert long["faults_per_op"] > 2 * short["faults_per_op"]

@@ -134,6 +134,7 @@ static int rs_find(struct rs *s, uint32_t b, uint64_t key, uint32_t *prev,
         if (c > s->nslots || steps > s->nslots)
             return -1;
         rs_get(s, OFF_SLOT(c), sl, sizeof *sl);
+        s->slots_read++;
         if (sl->sl_key == key) {
             *prev = p;
             *cur = c;

@@ -53,6 +53,10 @@ struct rs {
     unsigned char *base; /* the file as memory */
     uint32_t nslots;
     enum rs_locking locking;
+    /* Slots read by chain walks, for the caller to count per operation:
+     * the work of an operation grows with the records on its chain, that
+     * is with every process's records, not with its own alone. */
+    unsigned long long slots_read;
 };
 
 /* Bytes of a file of nslots slots, rounded up to whole pages. */
