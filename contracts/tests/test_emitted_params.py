@@ -25,6 +25,7 @@ RUNS: list[tuple[str, dict[str, Any]]] = [
     ("page-touch", {"durability": "both", "max_pages": 4, "repetitions": 2}),
     ("storage", {}),
     ("concurrency", {"durability": "durable"}),
+    ("concurrency", {"keep_pages": True, "variant": "libxac", "tests": "A"}),
     ("search-tree", {}),
     (
         "search-tree",

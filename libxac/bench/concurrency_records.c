@@ -309,6 +309,7 @@ struct run {
     uint32_t nslots, nrec;
     int procs;
     int xflags;                  /* xInit flags of the libxac variant */
+    int keep_pages;              /* --keep-pages: xSetKeepPages(1) */
     struct child_report *report; /* one per child, shared */
 };
 
@@ -335,8 +336,10 @@ static char open_store(const struct run *run, struct rs *s)
     }
     /* Speedups compare 1 and P processes under one mechanism: the
      * thesis's, where every transaction takes its pages afresh (a process
-     * alone would keep them, xSetKeepPages). */
-    xSetKeepPages(0);
+     * alone would keep them, xSetKeepPages).  --keep-pages measures the
+     * library's default instead: pages stay readable until another
+     * process commits to them. */
+    xSetKeepPages(run->keep_pages);
     void *m = xMmap(run->path, run->len);
     if (m == MAP_FAILED) {
         fprintf(stderr, "%s: xMmap: %s\n", PROG, strerror(errno));
@@ -451,7 +454,7 @@ static void one_run(const struct run *run, struct outcome *o)
 int main(int argc, char **argv)
 {
     long long reps = -1, procs = -1, nrec = -1;
-    int quick = 0;
+    int quick = 0, keep_pages = 0;
     const char *dir = NULL;
     static const char *const vchoices[] = {"all", "nolock", "coarse", "fine",
                                            "libxac", NULL};
@@ -474,6 +477,10 @@ int main(int argc, char **argv)
         {"durability", XB_OPT_CHOICE, &dur, 0, 0, durs,
          "xInit flag of the libxac variant: nondurable (default) or durable "
          "(every commit forced to the log)"},
+        {"keep-pages", XB_OPT_FLAG, &keep_pages, 0, 0, NULL,
+         "libxac variant: keep pages readable between transactions "
+         "(xSetKeepPages(1), the library's default; param keep_pages), "
+         "not the thesis's fault on every first touch"},
         {"dir", XB_OPT_STR, &dir, 0, 0, NULL,
          "directory for the store (default $TMPDIR, else /tmp)"},
         {0}};
@@ -516,6 +523,7 @@ int main(int argc, char **argv)
                           .nrec = (uint32_t)nrec, .procs = (int)procs,
                           .xflags = strcmp(dur, "durable") == 0 ? DURABLE
                                                                 : NONDURABLE,
+                          .keep_pages = keep_pages,
                           .report = report};
         const char *sut = v == V_LIBXAC ? "libxac" : "os";
         xb_result *rs[NMETRICS] = {
@@ -566,6 +574,8 @@ int main(int argc, char **argv)
             xb_param_int(rs[j], "nrec", nrec);
             if (v == V_LIBXAC)
                 xb_param_str(rs[j], "durability", dur);
+            if (v == V_LIBXAC && keep_pages)
+                xb_param_bool(rs[j], "keep_pages", 1);
             xb_result_emit(rs[j]);
         }
         if (unsupported)

@@ -129,3 +129,24 @@ def test_libxac_faults_at_least_once_per_operation_and_more_with_longer_chains(t
     assert short["faults_per_op"] >= 1
     assert long["slots_per_op"] > 3 * short["slots_per_op"]
     assert long["faults_per_op"] > 2 * short["faults_per_op"]
+
+
+def test_keep_pages_reaches_the_record_workload_and_spares_its_faults(tmp_path: Path) -> None:
+    """keep_pages=true runs the libxac variant as the library runs by default: a process keeps
+    the pages it read readable between its transactions, so a fetch faults only where another
+    process committed since; without it every transaction takes its pages afresh, as the thesis
+    measured (docs/benchmarks-records.md, "Results")."""
+    runs = {}
+    for kept in (True, False):
+        where = tmp_path / ("kept" if kept else "fresh")
+        where.mkdir()
+        params = ["variant=libxac", "tests=A", "txns=100", "nrec=200"] + (["keep_pages=true"] if kept else [])
+        runs[kept] = [r for r in bench(where, *params) if r["benchmark"] == "records"]
+    assert {r["params"].get("keep_pages") for r in runs[True]} == {True}
+    assert all("keep_pages" not in r["params"] for r in runs[False])
+    faults = {
+        kept: next(r["samples"] for r in rs if r["metric"] == "faults_per_op") for kept, rs in runs.items()
+    }
+    assert max(faults[True]) < min(faults[False]) / 2, faults
+    errors = {kept: next(r["samples"] for r in rs if r["metric"] == "errors") for kept, rs in runs.items()}
+    assert errors == {True: [0] * 5, False: [0] * 5}

@@ -24,9 +24,11 @@ def test_a_parameter_for_some_programs_says_so_on_the_form(client: TestClient) -
         "nrec",
         "variant",
         "repetitions",
+        "keep_pages",
     ):
         assert f'name="concurrency.param.{name}"' in text
-    assert text.count("Only for concurrency_records.") == 3
+    # nrec, variant, repetitions, keep_pages
+    assert text.count("Only for concurrency_records.") == 4
     assert text.count("Only for concurrency_test.") == 3  # txns, rounds, tests
     # procs and durability reach both programs: no "Only for" after their help.
     procs_help = text.split('name="concurrency.param.procs"', 1)[1].split("</p>", 1)[0]
