@@ -337,8 +337,7 @@ static char open_store(const struct run *run, struct rs *s)
     /* Speedups compare 1 and P processes under one mechanism: the
      * thesis's, where every transaction takes its pages afresh (a process
      * alone would keep them, xSetKeepPages).  --keep-pages measures the
-     * library's default instead: pages stay readable until another
-     * process commits to them. */
+     * library's default instead (docs/libxac.md, "Kept pages"). */
     xSetKeepPages(run->keep_pages);
     void *m = xMmap(run->path, run->len);
     if (m == MAP_FAILED) {
@@ -390,6 +389,7 @@ struct outcome {
     double wall, user, sys;
     long long errors;
     struct child_report sum;
+    double slots_per_op, faults_per_op; /* over every operation */
 };
 
 static void add_report(struct child_report *sum, const struct child_report *r)
@@ -433,6 +433,9 @@ static void one_run(const struct run *run, struct outcome *o)
         add_report(&o->sum, &run->report[k]);
     long long inconsistent = rs_final_check(run->path, run->nslots);
     o->errors = errs_total(&o->sum.errs) + inconsistent;
+    double ops = (double)(o->sum.fetches + o->sum.stores + o->sum.deletes);
+    o->slots_per_op = (double)o->sum.slots_read / ops;
+    o->faults_per_op = (double)o->sum.faults / ops;
     fprintf(stderr,
             "%s: %s procs %d nrec %u: %.3f s wall, %lld fetches, %lld stores, "
             "%lld deletes, %lld aborts, %.1f slots read per operation; "
@@ -441,8 +444,7 @@ static void one_run(const struct run *run, struct outcome *o)
             "inconsistencies in the final file\n",
             PROG, variant_names[run->v], run->procs, run->nrec, o->wall,
             o->sum.fetches, o->sum.stores, o->sum.deletes, o->sum.aborts,
-            (double)o->sum.slots_read /
-                (double)(o->sum.fetches + o->sum.stores + o->sum.deletes),
+            o->slots_per_op,
             o->sum.errs.missing, o->sum.errs.stale, o->sum.errs.corrupt,
             o->sum.errs.index, o->sum.errs.full, inconsistent);
     if (run->v != V_NOLOCK && o->errors != 0)
@@ -553,10 +555,8 @@ int main(int argc, char **argv)
                 xb_sample(rs[M_USER], o.user);
                 xb_sample(rs[M_SYS], o.sys);
                 xb_sample(rs[M_ERRORS], (double)o.errors);
-                double ops = (double)(o.sum.fetches + o.sum.stores +
-                                      o.sum.deletes);
-                xb_sample(rs[M_SLOTS], (double)o.sum.slots_read / ops);
-                xb_sample(rs[M_FAULTS], (double)o.sum.faults / ops);
+                xb_sample(rs[M_SLOTS], o.slots_per_op);
+                xb_sample(rs[M_FAULTS], o.faults_per_op);
             }
             xb_progress(((double)done + (double)(r + 1) / (double)reps) / nv,
                         "variant %s repetition %lld of %lld",
