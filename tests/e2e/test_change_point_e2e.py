@@ -155,9 +155,10 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
 
         def regressions() -> list[dict[str, Any]]:
             """The libxac series' regressions: what the slow commit did, to the time per
-            page and to the fitted fixed cost c alike (the bisection takes whichever stands
-            out most from its noise).  The operating system's floors are measured beside
-            them; a shared machine's load may shift those on its own."""
+            page and to the fitted fixed cost c alike (the bisection takes the series whose
+            sides lie furthest apart in their own spread, services/bisect_choice.py).  The
+            operating system's floors are measured beside them; a shared machine's load may
+            shift those on its own."""
             return [a for a in alerts_now(direction="regression") if a["series"]["sut"] == "libxac"]
 
         before = [run_at(commits[0]) for _ in range(BEFORE_RUNS)]
@@ -215,8 +216,11 @@ def test_an_injected_slowdown_is_detected_alerted_posted_and_bisected_to_its_com
         (done,) = bisected  # one bisection for the revision range, not one per series
         assert [a["id"] for a in alerts_now() if a["bisection"]] == [done["id"]]
         bisection = done["bisection"]
-        assert bisection["state"] == "done" and bisection["automatic"], bisection
-        assert bisection["culprit"] == commits[3], bisection
+        taken = f"{done['series']['title']} ({done['change']['view']} view): {done['change']}\n" + "\n".join(
+            f"{s['revision'][:12]}: {s['side']} {s['values']} ({s['confidence']})" for s in bisection["steps"]
+        )
+        assert bisection["state"] == "done" and bisection["automatic"], taken
+        assert bisection["culprit"] == commits[3], taken
         assert bisection["confidence"] > 0.95
         tried = {s["revision"] for s in bisection["steps"]}
         assert tried <= set(commits[1:4]) and commits[3] in tried

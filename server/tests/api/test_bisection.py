@@ -266,3 +266,72 @@ def test_a_change_found_against_the_other_configurations_is_bisected_in_that_vie
     _agent_runs_jobs(client, app, agent, records_of)
     shown = client.get(f"/api/v1/alerts/{alert['id']}").json()["bisection"]
     assert shown["state"] == "done" and shown["culprit"] == hashes[7], shown
+
+
+# The scattering series: steady to a few parts in a million before the change, anything
+# from 10 % to 90 % slower after it (a fit's r2 or slope made erratic by a slower xend).
+SCATTER = (0.9, 0.1, 0.85, 0.15, 0.8, 0.2, 0.75, 0.25)
+
+
+def _two_series(steady: float, scattered: float, revision: str) -> list[dict[str, Any]]:
+    """A run of two configurations, too few for a view against each other: write (steady
+    on both sides of the change) and read (scattering after it)."""
+    return [
+        {**run_of(steady, revision=revision, access="write"), "suite": "page-touch"},
+        {**run_of(scattered, revision=revision, access="read"), "suite": "page-touch"},
+    ]
+
+
+def test_the_automatic_bisection_follows_the_series_steady_on_both_sides(
+    lab: tuple[TestClient, FastAPI], history: tuple[Path, list[str]]
+) -> None:
+    """Both series step at the same run; in the change's pooled noise the scattering one
+    stands out a hundred times more, but its points after the change do not say where a
+    single run belongs.  The bisection takes the steady one, and the scattering series'
+    points at the bisection's revisions (at the old level) do not mislead it."""
+    client, app = lab
+    _repo, hashes = history
+    assert client.put("/api/v1/watch/settings", json={"auto_bisect": True}).status_code == 200
+    machine, agent = register_machine(client, "bisect-scatter")
+    for wobble in WOBBLE:
+        store_results(
+            client,
+            machine,
+            agent,
+            "page-touch",
+            _two_series(BEFORE + wobble, BEFORE * (1 + wobble / 1000), hashes[0][:12]),
+        )
+        app.state.watcher.run_pass()
+    for wobble, scatter in zip(WOBBLE, SCATTER, strict=True):
+        store_results(
+            client,
+            machine,
+            agent,
+            "page-touch",
+            _two_series(AFTER + wobble, BEFORE * (1 + scatter), hashes[-1][:12]),
+        )
+        app.state.watcher.run_pass()
+        if alerts_of(client, machine):
+            break
+    by_access = {a["series"]["params"]["access"]: a for a in alerts_of(client, machine)}
+    assert set(by_access) == {"write", "read"}
+    steady, scattered = by_access["write"], by_access["read"]
+    assert (steady["before"]["run_id"], steady["after"]["run_id"]) == (
+        scattered["before"]["run_id"],
+        scattered["after"]["run_id"],
+    )
+
+    def in_pooled_noise(alert: dict[str, Any]) -> float:
+        return float(alert["change"]["percent"] / alert["change"]["noise_percent"])
+
+    assert in_pooled_noise(scattered) > 100 * in_pooled_noise(steady)
+    assert scattered["bisection"] is None
+    assert steady["bisection"]["state"] == "running" and steady["bisection"]["automatic"]
+
+    def records_of(revision: str) -> list[dict[str, Any]]:
+        slow = hashes.index(revision) >= 7
+        return _two_series(AFTER if slow else BEFORE, BEFORE, revision[:12])
+
+    _agent_runs_jobs(client, app, agent, records_of)
+    shown = client.get(f"/api/v1/alerts/{steady['id']}").json()["bisection"]
+    assert shown["state"] == "done" and shown["culprit"] == hashes[7], shown

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from xaclab_server.core.config import Settings
 from xaclab_server.models import Bisection, ChangePoint, Machine, Series
 from xaclab_server.models.base import utcnow
-from xaclab_server.services import alerts, bisection, webhooks
+from xaclab_server.services import alerts, bisect_choice, bisection, webhooks
 from xaclab_server.services.detection import Views, detect_series, detector_views
 from xaclab_server.services.libxac_git import LibxacGit
 from xaclab_server.services.notifier import JobNotifier
@@ -161,7 +161,8 @@ class Watcher:
 
     def _auto_bisect(self, new: list[int]) -> None:
         """With ``auto_bisect``, one bisection per machine and revision range among the new
-        regressions: of the change that stands out most from its series' noise."""
+        regressions: of the change whose two sides lie furthest apart in their own spread
+        (services/bisect_choice.py)."""
         with self.factory() as session:
             if not webhooks.watch_settings(session).auto_bisect:
                 session.commit()
@@ -175,7 +176,12 @@ class Watcher:
                 ):
                     continue
                 key = (series.machine_id, change.before_revision, change.after_revision)
-                evidence = abs(change.change) / max(change.noise, 1e-12)
+                evidence = bisect_choice.separation(
+                    session=session,
+                    change=change,
+                    series=series,
+                    history=self.settings.change_history,
+                )
                 if key not in strongest or evidence > strongest[key][0]:
                     strongest[key] = (evidence, change)
             for _evidence, change in strongest.values():
