@@ -52,13 +52,16 @@ def dash_server(dash_pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 # Every suite's quick profile; concurrency twice so the speedup curve has a
-# third point (procs 1 and 2 from the first run, 4 from the second).
+# third point (procs 1 and 2 from the first run, 4 from the second), and a third
+# time with the record database's LIBXAC variant keeping its pages, which the
+# record panels must keep apart from pages taken afresh.
 RUNS: tuple[tuple[str, dict[str, object]], ...] = (
     ("page-touch", {}),
     ("storage", {}),
     ("search-tree", {}),
     ("concurrency", {}),
     ("concurrency", {"procs": 4, "tests": "A"}),
+    ("concurrency", {"tests": "A", "variant": "libxac", "keep_pages": True}),
 )
 PROGRAMS = ("page_touch", "storage_journal", "tree_insert", "concurrency_test", "concurrency_records")
 
