@@ -24,7 +24,12 @@
 #      measure the CPUs rather than the processes' start) and durable
 #      (4,000: group commit), then test C nondurable (its 10,000
 #      transactions of a thousand passes over the page each), JSON lines
-#      in DIR/concurrency.log.
+#      in DIR/concurrency.log;
+#   7. concurrency_records (seeds 004's record database) at 2, 16 and 64
+#      processes with the store's size held near 1,000 records (2 x 500,
+#      16 x 64, 64 x 16): fine fcntl locking, LIBXAC taking pages afresh
+#      and LIBXAC keeping them (--keep-pages), 3 repetitions each, in
+#      rotating order, JSON lines in DIR/records.log.
 # Each step runs under timeout(1) with what is left of the budget (default
 # 540 s, under the 600 s a lent machine gives one command) and writes into
 # DIR/<step>/; DIR/steps.log says how each ended.  Then DIR.tar.gz holds it
@@ -35,8 +40,9 @@
 #   --budget S       seconds for all steps together [540]
 #   --rounds N       scale-check rounds per table [2]
 #   --kit DIR        what make judge-kit made [libxac/build/judge-kit]: bin/
-#                    (tree_insert, bdb_insert, lmdb_insert, concurrency_test;
-#                    step 6 is not run without the last), tests/ (the test
+#                    (tree_insert, bdb_insert, lmdb_insert, concurrency_test,
+#                    concurrency_records; steps 6 and 7 are not run without
+#                    their program), tests/ (the test
 #                    programs), lib/ (the Debian libdb-5.3.so and liblmdb.so.0
 #                    the programs were linked against, loaded first)
 set -eu
@@ -129,6 +135,30 @@ if [ -x "$kit/bin/concurrency_test" ]; then
         sh "$kit/bin" "${TMPDIR:-/tmp}"
 else
     echo "concurrency: not run, $kit/bin has no concurrency_test" >> "$out/steps.log"
+fi
+if [ -x "$kit/bin/concurrency_records" ]; then
+    # The order of the three rotates by one at each size, so that none of
+    # them always runs first on a fresh machine.
+    # shellcheck disable=SC2016 # $1 and $2 are sh -c's own arguments
+    step records sh -c '
+        order="fine afresh kept"
+        for size in "2 500" "16 64" "64 16"; do
+            set -- "$1" "$2" $size
+            for how in $order; do
+                case $how in
+                fine) flags="--variant fine" ;;
+                afresh) flags="--variant libxac" ;;
+                kept) flags="--variant libxac --keep-pages" ;;
+                esac
+                # shellcheck disable=SC2086 # flags is a list of options
+                "$1/concurrency_records" $flags --procs "$3" --nrec "$4" \
+                    --reps 3 --dir "$2" || exit
+            done
+            order="${order#* } ${order%% *}"
+        done' \
+        sh "$kit/bin" "${TMPDIR:-/tmp}"
+else
+    echo "records: not run, $kit/bin has no concurrency_records" >> "$out/steps.log"
 fi
 {
     uname -a

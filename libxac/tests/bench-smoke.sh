@@ -279,7 +279,7 @@ done
 # tables still ends in time with a tarball that says which steps ran.
 judge=$here/../bench/judge.sh
 mkdir -p "$work/kit/bin"
-for p in tree_insert bdb_insert lmdb_insert concurrency_test; do ln -s "$BIN/$p" "$work/kit/bin/$p"; done
+for p in tree_insert bdb_insert lmdb_insert concurrency_test concurrency_records; do ln -s "$BIN/$p" "$work/kit/bin/$p"; done
 for bad in "--budget 0" "--rounds x" "--bogus" "--kit $work/no-kit"; do
     # shellcheck disable=SC2086 # bad is a list of options
     if sh "$judge" --out "$work/judge-bad" $bad >/dev/null 2>"$work/err"; then
@@ -303,6 +303,7 @@ if sh "$judge" --out "$work/judge" --kit "$work/kit" --budget 12 --rounds 1 \
     grep -q '^tests: not run, .* is missing' "$work/judge/steps.log" &&
     grep -q '^steady: not run, the budget was spent' "$work/judge/steps.log" &&
     grep -q '^concurrency: not run, the budget was spent' "$work/judge/steps.log" &&
+    grep -q '^records: not run, the budget was spent' "$work/judge/steps.log" &&
     tar -tzf "$work/judge.tar.gz" | grep -q '^judge/steps.log$' &&
     tar -tzf "$work/judge.tar.gz" | grep -q '^judge/machine.txt$'; then
     pass "judge.sh --budget 12: cut at its budget, every step accounted for, one tarball"
