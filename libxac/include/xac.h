@@ -61,9 +61,9 @@
  *   transaction commits within XAC_ESCALATE + 1 attempts (aborts by
  *   xFail(), XAC_EFULL or XAC_EIO aside).  While it runs, other
  *   processes' commits wait in xend().  At most XAC_WRITERS update
- *   transactions (default: twice the CPUs) run at once, each process for
- *   a turn of XAC_TURN_US (default 1 ms) of transactions in a row;
- *   another xbegin() waits (see Environment).  Read-only transactions
+ *   transactions (default: the CPUs + 1; durable, twice the CPUs) run at
+ *   once, each process for a turn of XAC_TURN_US (default 1 ms) of
+ *   transactions in a row; another xbegin() waits (see Environment).  Read-only transactions
  *   never wait for either.
  * - A process that dies inside a transaction never blocks the others: its
  *   writer words are recognized as stale, its slot is freed, its
@@ -163,9 +163,9 @@
  *       how many update transactions (xbegin()) of the processes on the
  *       control directory run at once; another xbegin() waits until one
  *       of them publishes its commit or aborts, or, within its turn
- *       (XAC_TURN_US), until it is between two transactions.  0 = twice
- *       the CPUs this process may run on; 4096 (the number of process
- *       slots) = no limit.  A throttle, not a lock: a process that has
+ *       (XAC_TURN_US), until it is between two transactions.  0 = one
+ *       more than the CPUs this process may run on (twice the CPUs for a
+ *       DURABLE process); 4096 (the number of process slots) = no limit.  A throttle, not a lock: a process that has
  *       seen no admitted transaction finish for about 20 ms runs anyway,
  *       so transactions that wait for each other across processes cannot
  *       deadlock.  Read-only transactions are never held back.

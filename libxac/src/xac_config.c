@@ -49,11 +49,12 @@ const struct xcfg_var xcfg_vars[] = {
          "conflict policy (xSetPolicy)"),
     RANGE("XAC_BACKOFF_US", cf_backoff_us, 0, 4294967295ull, 0,
           "maximum backoff after a conflict abort, us (xSetPolicy)"),
-    /* 0: twice the CPUs (one runs while another waits for ch_lock);
-     * XCTL_SLOTS is more than ever run. */
+    /* 0: a place per CPU and one more, two per CPU for durable writers,
+     * which wait for the log (xcn_default_writers); XCTL_SLOTS is more
+     * than ever run. */
     RANGE("XAC_WRITERS", cf_writers, 0, 4096, 0,
-          "update transactions running at once; 0 = twice the CPUs, "
-          "4096 = all"),
+          "update transactions running at once; 0 = the CPUs + 1 (twice "
+          "the CPUs for DURABLE), 4096 = all"),
     /* 1 ms: about 40 nondurable inserts of 64 processes on 2 CPUs
      * (docs/benchmarks-scaling.md, "Turns"). */
     RANGE("XAC_TURN_US", cf_turn_us, 0, 1000000, 1000,

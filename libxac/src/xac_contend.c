@@ -33,11 +33,28 @@ static struct xctl_slot *myslot(struct xctl *cx)
     return &xctl_slots(cx)[cx->cx_slot];
 }
 
-void xcn_init(struct xcontend *cn, unsigned writers, unsigned turn_us,
-              unsigned escalate, unsigned backoff_us, uint64_t seed)
+/* The default number of places.  Nondurable: one per CPU and one more.  A
+ * nondurable writer rarely sleeps inside its transaction (it spins for the
+ * commit lock, held for microseconds), so places beyond that only make
+ * admitted writers share CPUs and be preempted holding their place or the
+ * lock; the one more runs while a writer waits in the kernel (the pool
+ * file's lock, a page it reads).  On 2 CPUs, 3 places against 4: test A
+ * of concurrency_test at 64 processes 1.07-1.26 x one process against
+ * 0.70-0.94, the trees' nondurable inserts unchanged at 4 to 64
+ * processes, while 2 places cost them 14 % at 8.  Durable: twice the
+ * CPUs, as before; a durable writer waits for the log's sync
+ * (docs/benchmarks-scaling.md, "A place per CPU, and one more"). */
+unsigned xcn_default_writers(int durable)
+{
+    return durable ? 2u * xos_cpus() : xos_cpus() + 1u;
+}
+
+void xcn_init(struct xcontend *cn, unsigned writers, int durable,
+              unsigned turn_us, unsigned escalate, unsigned backoff_us,
+              uint64_t seed)
 {
     memset(cn, 0, sizeof *cn);
-    cn->cn_writers = writers != 0 ? writers : 2 * xos_cpus();
+    cn->cn_writers = writers != 0 ? writers : xcn_default_writers(durable);
     cn->cn_turn_us = turn_us;
     cn->cn_escalate = escalate;
     cn->cn_backoff_us = backoff_us;

@@ -87,10 +87,13 @@ struct xcontend {
     struct xcn_page cn_pages[XCN_PAGES];
 };
 
-/* Settings from xInit: writers 0 means twice the CPUs this process may
- * run on. */
-void xcn_init(struct xcontend *cn, unsigned writers, unsigned turn_us,
-              unsigned escalate, unsigned backoff_us, uint64_t seed);
+/* Places when XAC_WRITERS is 0: one more than the CPUs this process may
+ * run on, twice the CPUs for a durable process. */
+unsigned xcn_default_writers(int durable);
+/* Settings from xInit (writers 0: xcn_default_writers(durable)). */
+void xcn_init(struct xcontend *cn, unsigned writers, int durable,
+              unsigned turn_us, unsigned escalate, unsigned backoff_us,
+              uint64_t seed);
 /* Outermost update transaction, before its snapshot: become irrevocable
  * if it is due (waiting for the token), else wait to be admitted. */
 void xcn_enter(struct xcontend *cn, struct xctl *cx);

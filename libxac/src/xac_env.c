@@ -65,12 +65,14 @@ const char *xEnvError(void)
 }
 
 /* Take the settings of the environment that are not the log's. */
-static void apply_config(struct xac_env *e, const struct xcfg *cf)
+static void apply_config(struct xac_env *e, const struct xcfg *cf,
+                         int durable)
 {
     e->xe_tx.tx_keep = (int)cf->cf_keep_pages;
     e->xe_tx.tx_policy = (int)cf->cf_policy;
-    xcn_init(&e->xe_cn, (unsigned)cf->cf_writers, (unsigned)cf->cf_turn_us,
-             (unsigned)cf->cf_escalate, (unsigned)cf->cf_backoff_us,
+    xcn_init(&e->xe_cn, (unsigned)cf->cf_writers, durable,
+             (unsigned)cf->cf_turn_us, (unsigned)cf->cf_escalate,
+             (unsigned)cf->cf_backoff_us,
              (uint64_t)xos.getpid() * 0x9E3779B97F4A7C15ULL);
     e->xe_cn.cn_handoff_ns = cf->cf_handoff_us * 1000u;
     e->xe_wp.wp_want = (int)cf->cf_uffd;
@@ -106,7 +108,7 @@ int xInit(const char *path, int flags)
     for (e->xe_pshift = 0; ((size_t)1 << e->xe_pshift) < e->xe_psize;
          e->xe_pshift++)
         ;
-    apply_config(e, &cfg);
+    apply_config(e, &cfg, flags == DURABLE);
     if (xos.mkdir(path, 0777) != 0 && errno != EEXIST)
         return errno;
     e->xe_dir = strdup(path);

@@ -8,7 +8,9 @@
  *   under self-abort, nobody (requester-wins) takes one from it, other
  *   commits wait for it, and it commits.  The statistics and xConflicts
  *   blame the page on both sides.
- * - Admission (XAC_WRITERS): a writer waits while the admitted one runs;
+ * - Admission (XAC_WRITERS): by default one place more than the CPUs for
+ *   nondurable writers, twice the CPUs for durable ones; a writer waits
+ *   while the admitted one runs;
  *   a writer that the admitted one waits for runs after all (a throttle,
  *   not a lock); a dead admitted writer and a dead irrevocable one are
  *   reaped instead of waited for.
@@ -265,6 +267,23 @@ static void test_escalation(void)
 }
 
 /* ---- admission --------------------------------------------------------- */
+
+/* Without XAC_WRITERS: a place per CPU and one more for nondurable
+ * writers, two per CPU for durable ones (xcn_default_writers). */
+static void test_default_places(void)
+{
+    unsigned cpus = xos_cpus();
+
+    unsetenv("XAC_WRITERS");
+    E(xInit("places-nondurable", NONDURABLE));
+    test_cond("a nondurable process admits one more writer than its CPUs",
+              tu_stats().writers == (int)cpus + 1);
+    E(xShutdown());
+    E(xInit("places-durable", DURABLE));
+    test_cond("a durable process admits twice as many writers as its CPUs",
+              tu_stats().writers == 2 * (int)cpus);
+    E(xShutdown());
+}
 
 /* Attach with one place for writers, left at every commit (no turns);
  * open the pipe c2p; return a zeroed word of `bytes' shared with the
@@ -790,6 +809,7 @@ int main(void)
     tu_tmpdir();
     test_hammer();
     test_escalation();
+    test_default_places();
     test_admission();
     test_turns();
     test_dead_irrevocable();
