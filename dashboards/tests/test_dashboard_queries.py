@@ -107,6 +107,12 @@ def _variables(conn: psycopg.Connection[Any], board: dict[str, Any]) -> dict[str
     return variables
 
 
+def expanded(conn: psycopg.Connection[Any], board: dict[str, Any], sql: str) -> str:
+    """``sql`` of a panel of ``board`` as Grafana would send it: the dashboard's time range,
+    its variables resolved against ``conn``, an interval of an hour."""
+    return expand(sql, _time_range(board), variables=_variables(conn, board), interval=timedelta(hours=1))
+
+
 def test_there_are_panel_queries() -> None:
     assert TARGETS, f"no rawSql targets under {DASHBOARDS}"
     assert any("#annotation:" in ident for ident, _, _ in TARGETS), "no annotation query"
@@ -125,12 +131,7 @@ def test_panel_query_returns_rows(seeded_db: str, ident: str, path: str, target:
     assert target["datasource"]["uid"] == PG_UID, ident
     assert target.get("format") in ("time_series", "table"), ident
     with psycopg.connect(seeded_db) as conn:
-        sql = expand(
-            target["rawSql"],
-            _time_range(board),
-            variables=_variables(conn, board),
-            interval=timedelta(hours=1),
-        )
+        sql = expanded(conn, board, target["rawSql"])
         try:
             cursor = conn.execute(sql)
         except psycopg.Error as exc:

@@ -10,13 +10,11 @@ that pooled them would show a median of neither.
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from typing import Any
 
 import psycopg
 
-from dashboards.grafana_sql import expand
-from dashboards.tests.test_dashboard_queries import DASHBOARDS, _time_range, _variables
+from dashboards.tests.test_dashboard_queries import DASHBOARDS, expanded
 
 BOARD = "concurrency/concurrency.json"
 
@@ -26,13 +24,7 @@ def _panel_rows(seeded_db: str, title: str) -> list[dict[str, Any]]:
     (panel,) = [p for p in board["panels"] if p["title"].startswith(title)]
     (target,) = panel["targets"]
     with psycopg.connect(seeded_db) as conn:
-        sql = expand(
-            target["rawSql"],
-            _time_range(board),
-            variables=_variables(conn, board),
-            interval=timedelta(hours=1),
-        )
-        cursor = conn.execute(sql)
+        cursor = conn.execute(expanded(conn, board, target["rawSql"]))
         names = [c.name for c in cursor.description or []]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
