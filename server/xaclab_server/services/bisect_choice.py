@@ -27,17 +27,25 @@ from sqlalchemy.orm import Session
 
 from xaclab_server.models import ChangePoint, Series
 from xaclab_server.services.edivisive import MAD_TO_SD
-from xaclab_server.services.reference_view import view_of_series
+from xaclab_server.services.reference_view import SiblingCache, view_of_series
 from xaclab_server.services.series import series_points
 
 MIN_SIDE_POINTS = 2  # fewer: a side has no spread to speak of
 RELATIVE_FLOOR = 1e-9  # the smallest spread counted, relative to the larger mean
 
 
-def separation(*, session: Session, change: ChangePoint, series: Series, history: int) -> float:
+def separation(
+    *,
+    session: Session,
+    change: ChangePoint,
+    series: Series,
+    history: int,
+    siblings: SiblingCache | None = None,
+) -> float:
     """How many of its sides' own standard deviations apart the change's two sides are.
     Where the points it was found on are no longer in the series' newest ``history``,
-    the shift over the recorded (pooled) noise."""
+    the shift over the recorded (pooled) noise.  ``siblings``: what the watcher's pass
+    read for the same runs' view (the detection just before), read again only if absent."""
     pooled = abs(change.mean_after - change.mean_before) / max(
         change.noise * abs(change.mean_before), RELATIVE_FLOOR
     )
@@ -47,7 +55,7 @@ def separation(*, session: Session, change: ChangePoint, series: Series, history
         return pooled
     values: Sequence[float] = [p.value for p in points]
     if change.view == "relative":
-        view = view_of_series(session=session, series=series, points=points)
+        view = view_of_series(session=session, series=series, points=points, cache=siblings)
         if view is None:
             return pooled
         values = view
@@ -60,10 +68,10 @@ def separation(*, session: Session, change: ChangePoint, series: Series, history
 
 def sides_apart(before: Sequence[float], after: Sequence[float]) -> float:
     """|mean after - mean before| over the larger robust standard deviation of the sides."""
-    shift = abs(statistics.fmean(after) - statistics.fmean(before))
-    floor = RELATIVE_FLOOR * max(abs(statistics.fmean(before)), abs(statistics.fmean(after)))
-    spread = max(_robust_sd(before), _robust_sd(after), floor, RELATIVE_FLOOR)
-    return shift / spread
+    mean_before, mean_after = statistics.fmean(before), statistics.fmean(after)
+    floor = RELATIVE_FLOOR * max(abs(mean_before), abs(mean_after), 1.0)
+    spread = max(_robust_sd(before), _robust_sd(after), floor)
+    return abs(mean_after - mean_before) / spread
 
 
 def _robust_sd(values: Sequence[float]) -> float:

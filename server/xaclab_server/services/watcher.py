@@ -93,7 +93,7 @@ class Watcher:
                 log.exception("change-point detection of series %s failed", series_id)
                 self._release(series_id, pending=True)
         if created:
-            self._auto_bisect(created)
+            self._auto_bisect(created, siblings)
         return created
 
     def _claim_series(self) -> int | None:
@@ -159,7 +159,7 @@ class Watcher:
                 )
             return [c.id for c in found.new]
 
-    def _auto_bisect(self, new: list[int]) -> None:
+    def _auto_bisect(self, new: list[int], siblings: SiblingCache) -> None:
         """With ``auto_bisect``, one bisection per machine and revision range among the new
         regressions: of the change whose two sides lie furthest apart in their own spread
         (services/bisect_choice.py)."""
@@ -181,6 +181,7 @@ class Watcher:
                     change=change,
                     series=series,
                     history=self.settings.change_history,
+                    siblings=siblings,
                 )
                 if key not in strongest or evidence > strongest[key][0]:
                     strongest[key] = (evidence, change)
