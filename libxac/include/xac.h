@@ -62,7 +62,7 @@
  *   xFail(), XAC_EFULL or XAC_EIO aside).  While it runs, other
  *   processes' commits wait in xend().  At most XAC_WRITERS update
  *   transactions (default: the CPUs + 1; durable, twice the CPUs) run at
- *   once, each process for a turn of XAC_TURN_US (default 1 ms) of
+ *   once, each process for a turn of XAC_TURN_US (default 250 us) of
  *   transactions in a row; another xbegin() waits (see Environment).  Read-only transactions
  *   never wait for either.
  * - A process that dies inside a transaction never blocks the others: its
@@ -169,13 +169,13 @@
  *       seen no admitted transaction finish for about 20 ms runs anyway,
  *       so transactions that wait for each other across processes cannot
  *       deadlock.  Read-only transactions are never held back.
- *   XAC_TURN_US=0..1000000 (default 1000)
+ *   XAC_TURN_US=0..1000000 (default 250)
  *       an admitted process's turn, in microseconds: its update
  *       transactions that begin within this time of its admission keep
  *       its place among the XAC_WRITERS, without waiting; after the turn
  *       its next xbegin() lets a waiting process in first.  Between two
  *       transactions of a turn the place is held: a process that comes
- *       looking for one, or wakes from a 2 ms wait, takes it over.  A
+ *       looking for one, or wakes from a 10 ms wait, takes it over.  A
  *       durable commit leaves at once (it waits for the log).  0 = every
  *       transaction waits anew, as before turns.
  *   XAC_ESCALATE=0..1000 (default 8)

@@ -55,9 +55,13 @@ const struct xcfg_var xcfg_vars[] = {
     RANGE("XAC_WRITERS", cf_writers, 0, 4096, 0,
           "update transactions running at once; 0 = the CPUs + 1 (twice "
           "the CPUs for DURABLE), 4096 = all"),
-    /* 1 ms: about 40 nondurable inserts of 64 processes on 2 CPUs
-     * (docs/benchmarks-scaling.md, "Turns"). */
-    RANGE("XAC_TURN_US", cf_turn_us, 0, 1000000, 1000,
+    /* 250 us: 2 or 3 nondurable inserts of 64 processes on 2 CPUs.  The
+     * turn hardly moves throughput between 50 us and 4 ms, but a waiter
+     * waits for the turns of the processes queued before it: at 64
+     * processes 1 ms made the slowest 0.1 % of nondurable inserts 57-92
+     * ms, 250 us 35-42 ms (docs/benchmarks-scaling.md, "Shorter
+     * turns"). */
+    RANGE("XAC_TURN_US", cf_turn_us, 0, 1000000, 250,
           "an admitted writer's turn: its next transactions within it keep "
           "their place, us; 0 = every transaction waits anew"),
     RANGE("XAC_ESCALATE", cf_escalate, 0, 1000, 8,

@@ -128,12 +128,12 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
             "new_pages_per_commit",
         } <= set(same)
         # Admission defaults to one place more than the CPUs for nondurable writers (twice the
-        # CPUs for durable ones), in turns of 1 ms; progress: no insert retried more than
+        # CPUs for durable ones), in turns of 250 us; progress: no insert retried more than
         # escalate_after times.
         cpus = len(os.sched_getaffinity(0))
         durable = r["params"]["durability"] == "durable"
         assert r["params"]["writers"] == (2 * cpus if durable else cpus + 1)
-        assert r["params"]["turn_us"] == 1000 and r["params"]["escalate_after"] == 8
+        assert r["params"]["turn_us"] == 250 and r["params"]["escalate_after"] == 8
         # A process on one CPU does not spin on the commit lock (its holder could not run).
         assert r["params"]["lock_spin_us"] == (50 if len(os.sched_getaffinity(0)) > 1 else 0)
         assert r["params"]["handoff_us"] == 100
