@@ -108,6 +108,7 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
         "btree": {"header", "allocator", "free", "root", "inner", "leaf"},
         "cobtree": {"header", "allocator", "free", "heap", "segments", "index"},
     }
+    cpus = len(os.sched_getaffinity(0))
     for r in aborts:
         same = {
             m["metric"]: m["samples"]
@@ -130,12 +131,11 @@ def test_nondurable_multiprocess_run_of_every_system(tmp_path: Path) -> None:
         # Admission defaults to one place more than the CPUs for nondurable writers (twice the
         # CPUs for durable ones), in turns of 250 us; progress: no insert retried more than
         # escalate_after times.
-        cpus = len(os.sched_getaffinity(0))
         durable = r["params"]["durability"] == "durable"
         assert r["params"]["writers"] == (2 * cpus if durable else cpus + 1)
         assert r["params"]["turn_us"] == 250 and r["params"]["escalate_after"] == 8
         # A process on one CPU does not spin on the commit lock (its holder could not run).
-        assert r["params"]["lock_spin_us"] == (50 if len(os.sched_getaffinity(0)) > 1 else 0)
+        assert r["params"]["lock_spin_us"] == (50 if cpus > 1 else 0)
         assert r["params"]["handoff_us"] == 100
         for i, n in enumerate(r["samples"]):
             conflicts = sum(same[f"conflict_aborts_{k}"][i] for k in kinds[tree])
